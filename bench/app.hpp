@@ -1,0 +1,31 @@
+#pragma once
+// railkit-bench's program logic behind its thin main: MPI start, runtime checks, the harness,
+// reporting, the results document, and the exit code.
+#include <string>
+
+#include "bench/options.hpp"
+#include "core/error.hpp"
+
+namespace railkit::bench {
+
+/// Runs the benchmark described by `o` on this rank. `envp` is the process environment
+/// (main's third argument). Returns the exit code; throws railkit::Error for failures
+/// that happen before the run starts.
+int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp);
+
+/// "railkit-bench 0.1.0\nbackends: mpi (Open MPI v4.1.4)\n"
+std::string version_text();
+
+/// Rank of this process from the launcher's environment (Open MPI, PMIx, PMI, Slurm), or -1.
+int launcher_rank(char** envp);
+
+/// Joins argv with POSIX shell quoting, so the command can be pasted back into a shell.
+std::string shell_join(const std::vector<std::string>& argv);
+
+/// An exit with a code and nothing to print (another rank prints the reason).
+class QuietExit : public Error {
+ public:
+  explicit QuietExit(ErrorCode c) : Error(c, "") {}
+};
+
+}  // namespace railkit::bench

@@ -1,0 +1,58 @@
+#pragma once
+// The data-plane seam (gloo's shape): one Communicator per backend folder (bench/mpi, bench/nccl)
+// with the same contract. Buffers live wherever the backend wants (host or device memory);
+// data init and verification go through the backend because only it can touch them cheaply.
+#include <cstdint>
+#include <string>
+
+#include "bench/data.hpp"
+#include "bench/types.hpp"
+
+namespace railkit::bench {
+
+/// One collective call. `count` is the param count of CollSizes.
+struct OpCall {
+  Coll coll;
+  DType dtype;
+  RedOp op;
+  int root;
+  const void* send;
+  void* recv;
+  std::uint64_t count;
+  bool in_place;
+};
+
+/// Where, in elements from the receive buffer's start, an in-place operation reads its input
+/// and writes the part of its output this rank checks.
+struct InPlaceLayout {
+  std::uint64_t input_offset = 0;
+  std::uint64_t output_offset = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// "mpi", "nccl".
+  virtual std::string name() const = 0;
+  /// Library and version, e.g. "Open MPI v4.1.4".
+  virtual std::string version() const = 0;
+  /// Empty when supported, else a one-line reason.
+  virtual std::string unsupported_reason(DType t, RedOp op) const = 0;
+
+  virtual void* allocate(std::uint64_t bytes) = 0;
+  virtual void release(void* p) noexcept = 0;
+
+  /// Runs one collective; returns when this rank's part is complete (its buffers reusable).
+  virtual void run(const OpCall& call) = 0;
+
+  /// Input/output placement of in-place operations (NCCL's convention by default).
+  virtual InPlaceLayout in_place_layout(Coll c, const CollSizes& s) const;
+
+  virtual void fill_input(void* dst, std::uint64_t count, const CheckSpec& spec) = 0;
+  virtual void fill_sentinel(void* dst, std::uint64_t bytes) = 0;
+  virtual std::int64_t count_wrong(const void* out, const CheckSpec& spec) = 0;
+};
+
+}  // namespace railkit::bench

@@ -1,0 +1,144 @@
+#include "bench/data.hpp"
+
+#include <cstring>
+#include <type_traits>
+
+namespace railkit::bench {
+namespace {
+
+template <typename T>
+T to_elem(std::int64_t v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(v);
+  } else {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<std::uint64_t>(v)));
+  }
+}
+
+template <typename T>
+T combine(RedOp op, T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    switch (op) {
+      case RedOp::Sum:
+      case RedOp::Avg: return a + b;
+      case RedOp::Prod: return a * b;
+      case RedOp::Min: return a < b ? a : b;
+      case RedOp::Max: return a > b ? a : b;
+    }
+  } else {
+    using U = std::make_unsigned_t<T>;
+    switch (op) {
+      case RedOp::Sum:
+      case RedOp::Avg: return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+      case RedOp::Prod: return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+      case RedOp::Min: return a < b ? a : b;
+      case RedOp::Max: return a > b ? a : b;
+    }
+  }
+  return a;
+}
+
+template <typename T>
+T reduced(const CheckSpec& s, std::uint64_t index) {
+  T acc = to_elem<T>(gen_value(s.op, 0, index, s.rep));
+  for (int r = 1; r < s.nranks; ++r) acc = combine<T>(s.op, acc, to_elem<T>(gen_value(s.op, r, index, s.rep)));
+  if (s.op == RedOp::Avg) acc = static_cast<T>(acc / static_cast<T>(s.nranks));
+  return acc;
+}
+
+template <typename T>
+T expected_at(const CheckSpec& s, std::uint64_t i) {
+  const std::uint64_t pc = s.sizes.param_count;
+  switch (s.coll) {
+    case Coll::AllReduce:
+    case Coll::Reduce: return reduced<T>(s, i);
+    case Coll::Broadcast: return to_elem<T>(gen_value(s.op, s.root, i, s.rep));
+    case Coll::AllGather: return to_elem<T>(gen_value(s.op, static_cast<int>(i / pc), i % pc, s.rep));
+    case Coll::ReduceScatter: return reduced<T>(s, static_cast<std::uint64_t>(s.rank) * pc + i);
+    case Coll::AllToAll:
+      return to_elem<T>(gen_value(s.op, static_cast<int>(i / pc), static_cast<std::uint64_t>(s.rank) * pc + i % pc, s.rep));
+    case Coll::SendRecv: return to_elem<T>(gen_value(s.op, (s.rank - 1 + s.nranks) % s.nranks, i, s.rep));
+  }
+  return T{};
+}
+
+template <typename T>
+void fill(void* dst, std::uint64_t count, const CheckSpec& s) {
+  T* p = static_cast<T*>(dst);
+  for (std::uint64_t i = 0; i < count; ++i) p[i] = to_elem<T>(gen_value(s.op, s.rank, i, s.rep));
+}
+
+// gen_value depends on the index only through index mod kPeriod (17 for most ops, 5 for prod),
+// so a reduction over ranks is tabulated once per residue instead of once per element.
+constexpr std::uint64_t kPeriod = 85;
+
+template <typename T>
+std::int64_t wrong(const void* out, const CheckSpec& s) {
+  const T* p = static_cast<const T*>(out);
+  std::int64_t bad = 0;
+  const bool reduction = s.coll == Coll::AllReduce || s.coll == Coll::Reduce || s.coll == Coll::ReduceScatter;
+  if (reduction) {
+    T table[kPeriod];
+    for (std::uint64_t m = 0; m < kPeriod; ++m) table[m] = reduced<T>(s, m);
+    const std::uint64_t base = s.coll == Coll::ReduceScatter ? static_cast<std::uint64_t>(s.rank) * s.sizes.param_count : 0;
+    for (std::uint64_t i = 0; i < s.sizes.recv_count; ++i)
+      if (std::memcmp(&p[i], &table[(base + i) % kPeriod], sizeof(T)) != 0) ++bad;
+    return bad;
+  }
+  for (std::uint64_t i = 0; i < s.sizes.recv_count; ++i) {
+    const T want = expected_at<T>(s, i);
+    if (std::memcmp(&p[i], &want, sizeof(T)) != 0) ++bad;
+  }
+  return bad;
+}
+
+template <template <typename> class F, typename... Args>
+auto dispatch(DType t, Args&&... args) {
+  switch (t) {
+    case DType::Int8: return F<std::int8_t>{}(args...);
+    case DType::Uint8: return F<std::uint8_t>{}(args...);
+    case DType::Int32: return F<std::int32_t>{}(args...);
+    case DType::Uint32: return F<std::uint32_t>{}(args...);
+    case DType::Int64: return F<std::int64_t>{}(args...);
+    case DType::Uint64: return F<std::uint64_t>{}(args...);
+    case DType::Float: return F<float>{}(args...);
+    case DType::Double: return F<double>{}(args...);
+    case DType::Half:
+    case DType::BFloat16: break;  // device-only types: the NCCL backend checks them on the GPU
+  }
+  return decltype(F<float>{}(args...)){};
+}
+
+template <typename T>
+struct FillOp {
+  void operator()(void* d, std::uint64_t c, const CheckSpec& s) const { fill<T>(d, c, s); }
+};
+template <typename T>
+struct WrongOp {
+  std::int64_t operator()(const void* o, const CheckSpec& s) const { return wrong<T>(o, s); }
+};
+
+}  // namespace
+
+std::int64_t gen_value(RedOp op, int rank, std::uint64_t index, int rep) noexcept {
+  const std::uint64_t r = static_cast<std::uint64_t>(rank);
+  const std::uint64_t k = static_cast<std::uint64_t>(rep);
+  if (op == RedOp::Prod) return ((r + index + k) % 5 == 0) ? 2 : 1;
+  return static_cast<std::int64_t>((r * 7 + index * 3 + k * 5) % 17);
+}
+
+void fill_input_host(void* dst, std::uint64_t count, const CheckSpec& spec) {
+  dispatch<FillOp>(spec.dtype, dst, count, spec);
+}
+
+void fill_sentinel_host(void* dst, std::uint64_t bytes) { std::memset(dst, 0xA5, bytes); }
+
+bool has_output(const CheckSpec& spec) noexcept { return spec.coll != Coll::Reduce || spec.rank == spec.root; }
+
+std::int64_t count_wrong_host(const void* out, const CheckSpec& spec) {
+  if (!has_output(spec)) return 0;
+  return dispatch<WrongOp>(spec.dtype, out, spec);
+}
+
+}  // namespace railkit::bench

@@ -1,0 +1,224 @@
+#include "bench/harness.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace railkit::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double us_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+/// Frees both buffers on every exit path.
+struct Buffers {
+  Communicator& comm;
+  void*& send;
+  void*& recv;
+  ~Buffers() {
+    comm.release(send);
+    comm.release(recv);
+    send = recv = nullptr;
+  }
+};
+
+}  // namespace
+
+void ResultsSink::add(const ResultRecord& r) {
+  std::lock_guard lk(mu_);
+  doc_.results.push_back(r);
+}
+
+ResultsDocument ResultsSink::snapshot() const {
+  std::lock_guard lk(mu_);
+  ResultsDocument d = doc_;
+  update_summary(d);
+  return d;
+}
+
+Plan make_plan(const BenchOptions& o, int nranks) {
+  Plan p;
+  p.sizes = size_sequence(o.min_bytes, o.max_bytes, o.step_factor, o.step_bytes);
+  const std::size_t esz = info(o.dtype).size_bytes;
+  for (Coll c : o.colls) {
+    int rounded = 0, skipped = 0;
+    std::uint64_t first_kept = 0;
+    for (std::uint64_t b : p.sizes) {
+      const CollSizes s = coll_sizes(c, b, esz, nranks);
+      if (s.param_count == 0) {
+        ++skipped;
+        continue;
+      }
+      if (first_kept == 0) first_kept = b;
+      if (s.rounded) ++rounded;
+      p.buffer_bytes = std::max(p.buffer_bytes, s.bytes);
+      p.max_count = std::max(p.max_count, s.param_count);
+    }
+    const auto name = info(c).name;
+    const bool per_rank = c == Coll::AllGather || c == Coll::ReduceScatter || c == Coll::AllToAll;
+    if (rounded > 0)
+      p.notes.push_back(fmt::format("{}: {} size{} rounded down to a multiple of {} B ({}); rows show the size used", name,
+                                    rounded, rounded == 1 ? "" : "s", per_rank ? esz * static_cast<std::size_t>(nranks) : esz,
+                                    per_rank ? fmt::format("{} ranks x {} B", nranks, esz) : fmt::format("{} B elements", esz)));
+    if (skipped > 0)
+      p.notes.push_back(fmt::format("{}: {} size{} below {} B skipped: less than one {} element per rank", name, skipped,
+                                    skipped == 1 ? "" : "s", per_rank ? esz * static_cast<std::size_t>(nranks) : esz,
+                                    info(o.dtype).name));
+  }
+  return p;
+}
+
+double reduce_across_ranks(std::span<const double> v, Average a) {
+  if (v.empty()) return 0;
+  switch (a) {
+    case Average::Rank0: return v.front();
+    case Average::Avg: return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+    case Average::Min: return *std::min_element(v.begin(), v.end());
+    case Average::Max: return *std::max_element(v.begin(), v.end());
+  }
+  return v.front();
+}
+
+ResultRecord make_record(Coll c, const CollSizes& s, const BenchOptions& o, bool in_place, int cycle, int nranks,
+                         std::span<const double> gathered, std::optional<std::int64_t> wrong,
+                         const std::vector<std::string>& hosts) {
+  const auto block = static_cast<std::size_t>(o.iters) + 1;
+  std::vector<double> loop(static_cast<std::size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) loop[static_cast<std::size_t>(r)] = gathered[static_cast<std::size_t>(r) * block];
+  std::vector<double> per_iter(static_cast<std::size_t>(o.iters));
+  std::vector<double> across(static_cast<std::size_t>(nranks));
+  for (int i = 0; i < o.iters; ++i) {
+    for (int r = 0; r < nranks; ++r)
+      across[static_cast<std::size_t>(r)] = gathered[static_cast<std::size_t>(r) * block + 1 + static_cast<std::size_t>(i)];
+    per_iter[static_cast<std::size_t>(i)] = reduce_across_ranks(across, o.average);
+  }
+  ResultRecord rec;
+  const CollInfo& ci = info(c);
+  rec.op = std::string(ci.name);
+  rec.dtype = std::string(info(o.dtype).name);
+  rec.redop = ci.has_redop ? std::string(info(o.redop).name) : "none";
+  rec.root = ci.has_root ? o.root : -1;
+  rec.bytes = s.bytes;
+  rec.count = s.param_count;
+  rec.in_place = in_place;
+  rec.cycle = cycle;
+  rec.iters = o.iters;
+  rec.time_us = summarize(per_iter);
+  rec.time_us.avg = reduce_across_ranks(loop, o.average);
+  rec.algbw_GBps = algbw_GBps(static_cast<double>(s.bytes), rec.time_us.avg);
+  rec.busbw_GBps = rec.algbw_GBps * busbw_factor(c, nranks);
+  rec.wrong = wrong;
+  const auto [mn, mx] = std::minmax_element(loop.begin(), loop.end());
+  rec.ranks.time_us_min = *mn;
+  rec.ranks.time_us_max = *mx;
+  rec.ranks.slowest_rank = static_cast<int>(mx - loop.begin());
+  if (rec.ranks.slowest_rank < static_cast<int>(hosts.size()))
+    rec.ranks.slowest_host = hosts[static_cast<std::size_t>(rec.ranks.slowest_rank)];
+  return rec;
+}
+
+void Harness::control(const char* what, const std::function<void()>& f) {
+  wd_.enter(OpPoint{what, 0, -1, false});
+  f();
+  wd_.leave();
+}
+
+std::int64_t Harness::run(const Plan& plan) {
+  send_ = comm_.allocate(plan.buffer_bytes);
+  recv_ = comm_.allocate(plan.buffer_bytes);
+  Buffers guard{comm_, send_, recv_};
+  // Touch every page now so that no timed iteration pays for first-touch page faults.
+  comm_.fill_sentinel(send_, plan.buffer_bytes);
+  comm_.fill_sentinel(recv_, plan.buffer_bytes);
+  const std::size_t esz = info(o_.dtype).size_bytes;
+  for (int cycle = 0; cycle < o_.run_cycles; ++cycle) {
+    for (Coll c : o_.colls) {
+      if (reporter_) reporter_->coll_start(c, cycle);
+      for (std::uint64_t b : plan.sizes) {
+        const CollSizes s = coll_sizes(c, b, esz, comm_.size());
+        if (s.param_count == 0) continue;
+        Row row{c, s, std::nullopt, std::nullopt};
+        if (o_.placement != Placement::In) row.out = measure(c, s, false, cycle);
+        if (o_.placement != Placement::Out) row.in = measure(c, s, true, cycle);
+        if (reporter_) reporter_->row(row);
+      }
+    }
+  }
+  return wrong_total_;
+}
+
+std::optional<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_place, int cycle) {
+  const std::size_t esz = info(o_.dtype).size_bytes;
+  const InPlaceLayout layout = in_place ? comm_.in_place_layout(c, s) : InPlaceLayout{};
+  char* recv = static_cast<char*>(recv_);
+  const void* send = in_place ? recv + layout.input_offset * esz : send_;
+  const OpCall call{c, o_.dtype, o_.redop, o_.root, send, recv_, s.param_count, in_place};
+  const std::string phase(info(c).name);
+  const int me = comm_.rank();
+
+  std::uint64_t delay_us = 0;
+  for (const InjectDelay& d : o_.inject_delays)
+    if (d.rank == me) delay_us += d.delay_us;
+  const bool stall_here = o_.inject_stall_rank && *o_.inject_stall_rank == me && !stalled_once_;
+
+  for (int w = 0; w < o_.warmup_iters; ++w) {
+    wd_.enter(OpPoint{phase, s.bytes, -1, in_place});
+    comm_.run(call);
+    wd_.leave();
+  }
+  control("barrier", [&] { boot_.barrier(); });
+
+  std::vector<double> mine(static_cast<std::size_t>(o_.iters) + 1);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < o_.iters; ++i) {
+    const auto ti = Clock::now();
+    if (delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+    if (stall_here) {
+      stalled_once_ = true;
+      wd_.stall(OpPoint{phase, s.bytes, i, in_place});
+    }
+    wd_.enter(OpPoint{phase, s.bytes, i, in_place});
+    comm_.run(call);
+    wd_.leave();
+    mine[static_cast<std::size_t>(i) + 1] = us_between(ti, Clock::now());
+  }
+  mine[0] = us_between(t0, Clock::now()) / o_.iters;
+
+  std::vector<double> gathered;
+  control("gather timings", [&] { gathered = boot_.gather_to_root(mine); });
+
+  std::optional<std::int64_t> wrong;
+  if (o_.check_passes > 0) {
+    std::int64_t local = 0;
+    for (int pass = 0; pass < o_.check_passes; ++pass) {
+      const CheckSpec spec{c, o_.dtype, o_.redop, o_.root, comm_.size(), me, pass + 1 + cycle * o_.check_passes, s};
+      comm_.fill_sentinel(recv_, std::max(s.send_count, s.recv_count) * esz);
+      if (in_place) comm_.fill_input(recv + layout.input_offset * esz, s.send_count, spec);
+      else comm_.fill_input(send_, s.send_count, spec);
+      wd_.enter(OpPoint{"check " + phase, s.bytes, -1, in_place});
+      comm_.run(call);
+      wd_.leave();
+      // An out-of-place broadcast's root keeps its data in the send buffer: nothing to check there.
+      const bool root_bcast = c == Coll::Broadcast && !in_place && me == o_.root;
+      if (!root_bcast) local += comm_.count_wrong(recv + layout.output_offset * esz, spec);
+    }
+    control("sum wrong", [&] { wrong = boot_.allreduce_sum(local); });
+    wrong_total_ += *wrong;
+  }
+
+  if (me != 0) return std::nullopt;
+  ResultRecord rec = make_record(c, s, o_, in_place, cycle, comm_.size(), gathered, wrong, boot_.hosts());
+  sink_.add(rec);
+  return rec;
+}
+
+}  // namespace railkit::bench

@@ -1,0 +1,74 @@
+#pragma once
+// The timing harness: for each cycle, collective, size and placement it warms up, times the
+// loop with the host steady clock (plus per-iteration times), runs the untimed data check, and
+// reduces the figures across ranks. It reports rows through a Reporter on rank 0 only.
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "bench/bootstrap.hpp"
+#include "bench/communicator.hpp"
+#include "bench/options.hpp"
+#include "bench/report.hpp"
+#include "bench/watchdog.hpp"
+#include "core/results.hpp"
+
+namespace railkit::bench {
+
+/// The document being built on rank 0, shared with the watchdog (which may snapshot it).
+class ResultsSink {
+ public:
+  explicit ResultsSink(ResultsDocument doc) : doc_(std::move(doc)) {}
+  void add(const ResultRecord& r);
+  ResultsDocument snapshot() const;
+
+ private:
+  mutable std::mutex mu_;
+  ResultsDocument doc_;
+};
+
+/// What the options ask of memory and which sizes run, computed before allocating.
+struct Plan {
+  std::uint64_t buffer_bytes = 0;         ///< capacity of each of the two buffers (send, recv)
+  std::vector<std::uint64_t> sizes;       ///< requested sizes
+  std::vector<std::string> notes;         ///< rounding and skipped sizes, for the header
+  std::uint64_t max_count = 0;            ///< largest count passed to a collective
+};
+
+Plan make_plan(const BenchOptions& o, int nranks);
+
+/// Reduces per-rank values as -a says: rank0, avg, min or max.
+double reduce_across_ranks(std::span<const double> per_rank, Average a);
+
+/// Builds one record from the gathered per-rank figures (pure; unit-tested).
+/// `gathered` is nranks blocks of (1 + iters) doubles: loop time per op, then per-iteration times (us).
+ResultRecord make_record(Coll c, const CollSizes& s, const BenchOptions& o, bool in_place, int cycle, int nranks,
+                         std::span<const double> gathered, std::optional<std::int64_t> wrong,
+                         const std::vector<std::string>& hosts);
+
+class Harness {
+ public:
+  Harness(const BenchOptions& o, Bootstrap& boot, Communicator& comm, Watchdog& wd, ResultsSink& sink,
+          Reporter* reporter)
+      : o_(o), boot_(boot), comm_(comm), wd_(wd), sink_(sink), reporter_(reporter) {}
+
+  /// Runs everything the options ask for. Returns the total of wrong elements (all ranks).
+  std::int64_t run(const Plan& plan);
+
+ private:
+  std::optional<ResultRecord> measure(Coll c, const CollSizes& s, bool in_place, int cycle);
+  void control(const char* what, const std::function<void()>& f);
+
+  const BenchOptions& o_;
+  Bootstrap& boot_;
+  Communicator& comm_;
+  Watchdog& wd_;
+  ResultsSink& sink_;
+  Reporter* reporter_;  ///< null on ranks other than 0
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+  bool stalled_once_ = false;
+  std::int64_t wrong_total_ = 0;
+};
+
+}  // namespace railkit::bench

@@ -1,0 +1,152 @@
+#include "bench/mpi/mpi_session.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "core/error.hpp"
+
+namespace railkit::bench::mpi {
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw MpiError(std::string(what) + ": " + std::string(text, static_cast<size_t>(len)));
+}
+
+std::string library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string v(text, static_cast<size_t>(len));
+  const auto cut = v.find_first_of(",\n");
+  if (cut != std::string::npos) v.resize(cut);
+  return v;
+}
+
+Session::Session(int* argc, char*** argv, bool want_threads) {
+  int provided = MPI_THREAD_SINGLE;
+  check(MPI_Init_thread(argc, argv, want_threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided), "MPI_Init_thread");
+  thread_multiple_ = provided >= MPI_THREAD_MULTIPLE;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+Session::~Session() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+namespace {
+
+constexpr int kStatusTag = 0x7a11;
+
+class MpiBootstrap final : public Bootstrap {
+ public:
+  explicit MpiBootstrap(bool side_channel) : side_channel_(side_channel) {
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &side_), "MPI_Comm_dup");
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    MPI_Comm local;
+    check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
+    MPI_Comm_rank(local, &local_rank_);
+    MPI_Comm_size(local, &local_size_);
+    MPI_Comm_free(&local);
+
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    std::vector<char> all(static_cast<size_t>(size_) * MPI_MAX_PROCESSOR_NAME);
+    check(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm_),
+          "MPI_Allgather(hosts)");
+    for (int r = 0; r < size_; ++r) {
+      const char* p = all.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME;
+      hosts_.emplace_back(p, strnlen(p, MPI_MAX_PROCESSOR_NAME));
+    }
+  }
+  ~MpiBootstrap() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    MPI_Comm_free(&comm_);
+    MPI_Comm_free(&side_);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
+  const std::vector<std::string>& hosts() const override { return hosts_; }
+
+  void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+  std::int64_t allreduce_sum(std::int64_t v) override {
+    std::int64_t out = 0;
+    check(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_SUM, comm_), "MPI_Allreduce(control)");
+    return out;
+  }
+  std::int64_t allreduce_max(std::int64_t v) override {
+    std::int64_t out = 0;
+    check(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MAX, comm_), "MPI_Allreduce(control)");
+    return out;
+  }
+  std::vector<double> gather_to_root(std::span<const double> mine) override {
+    std::vector<double> all(rank_ == 0 ? mine.size() * static_cast<size_t>(size_) : 0);
+    check(MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
+                     MPI_DOUBLE, 0, comm_),
+          "MPI_Gather(control)");
+    return all;
+  }
+
+  bool has_side_channel() const override { return side_channel_; }
+  void post_status(const std::string& text) override {
+    if (!side_channel_ || rank_ == 0) return;
+    pending_ = text;
+    MPI_Request req;
+    MPI_Isend(pending_.data(), static_cast<int>(pending_.size()), MPI_CHAR, 0, kStatusTag, side_, &req);
+    MPI_Request_free(&req);
+  }
+  std::vector<std::string> collect_statuses(double wait_s) override {
+    std::vector<std::string> out;
+    if (!side_channel_ || rank_ != 0) return out;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+    while (static_cast<int>(out.size()) < size_ - 1 && std::chrono::steady_clock::now() < deadline) {
+      int flag = 0;
+      MPI_Status st;
+      MPI_Iprobe(MPI_ANY_SOURCE, kStatusTag, side_, &flag, &st);
+      if (!flag) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        continue;
+      }
+      int n = 0;
+      MPI_Get_count(&st, MPI_CHAR, &n);
+      std::string text(static_cast<size_t>(std::max(n, 0)), '\0');
+      MPI_Recv(text.data(), n, MPI_CHAR, st.MPI_SOURCE, kStatusTag, side_, MPI_STATUS_IGNORE);
+      out.push_back(std::move(text));
+    }
+    return out;
+  }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm side_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  bool side_channel_ = false;
+  std::vector<std::string> hosts_;
+  std::string pending_;
+};
+
+}  // namespace
+
+std::unique_ptr<Bootstrap> make_bootstrap(const Session& session) {
+  return std::make_unique<MpiBootstrap>(session.thread_multiple());
+}
+
+}  // namespace railkit::bench::mpi

@@ -1,0 +1,39 @@
+#pragma once
+// MPI lifetime and error checking for railkit-bench. Errors throw MpiError; nothing exits deep down.
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "bench/bootstrap.hpp"
+#include "bench/communicator.hpp"
+
+namespace railkit::bench::mpi {
+
+/// Throws MpiError("<what>: <MPI's error string>") unless rc is MPI_SUCCESS.
+void check(int rc, const char* what);
+
+/// "Open MPI v4.1.4" (first line of MPI_Get_library_version); callable before MPI_Init.
+std::string library_version();
+
+/// MPI_Init_thread on construction, MPI_Finalize on destruction. `want_threads` asks for
+/// MPI_THREAD_MULTIPLE (needed by the watchdog's side channel).
+class Session {
+ public:
+  Session(int* argc, char*** argv, bool want_threads);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  bool thread_multiple() const { return thread_multiple_; }
+
+ private:
+  bool thread_multiple_ = false;
+};
+
+/// Bootstrap over MPI_COMM_WORLD (duplicated communicators for control and side channel).
+std::unique_ptr<Bootstrap> make_bootstrap(const Session& session);
+
+/// The MPI data-plane backend on its own duplicate of MPI_COMM_WORLD, host memory.
+std::unique_ptr<Communicator> make_communicator();
+
+}  // namespace railkit::bench::mpi

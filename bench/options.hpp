@@ -1,0 +1,66 @@
+#pragma once
+// railkit-bench's options: a plain struct filled by the CLI (CLI11) and checked by validate().
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/types.hpp"
+
+namespace railkit::bench {
+
+enum class Placement { Out, In, Both };
+enum class Average { Rank0 = 0, Avg = 1, Min = 2, Max = 3 };
+enum class BackendChoice { Auto, Mpi, Nccl };
+
+/// --inject-delay-us RANK:US
+struct InjectDelay {
+  int rank = 0;
+  std::uint64_t delay_us = 0;
+};
+
+struct BenchOptions {
+  std::uint64_t min_bytes = 32ull << 20;   ///< -b (nccl-tests default 32M)
+  std::uint64_t max_bytes = 32ull << 20;   ///< -e
+  std::uint64_t step_factor = 1;           ///< -f; > 1 multiplies
+  std::uint64_t step_bytes = 1ull << 20;   ///< -i; used when step_factor == 1
+  int iters = 20;                          ///< -n
+  int warmup_iters = 5;                    ///< -w
+  int check_passes = 1;                    ///< -c, 0 = off
+  DType dtype = DType::Float;              ///< -d
+  RedOp redop = RedOp::Sum;                ///< -o
+  int root = 0;                            ///< -r
+  Average average = Average::Avg;          ///< -a
+  int run_cycles = 1;                      ///< -N
+  double timeout_s = 0;                    ///< -T, 0 = no watchdog
+  std::string output_file;                 ///< -J, empty = none
+  BackendChoice backend = BackendChoice::Auto;
+  std::vector<Coll> colls{Coll::AllReduce};
+  std::string label;
+  Placement placement = Placement::Both;
+  std::optional<int> inject_stall_rank;
+  std::vector<InjectDelay> inject_delays;
+  std::vector<std::string> argv;           ///< the command line, for the results document
+};
+
+/// Outcome of parsing: either options to run, or an exit (help, version) already printed.
+struct ParsedCli {
+  BenchOptions options;
+  bool exit_now = false;
+  int exit_code = 0;
+  bool show_version = false;
+};
+
+/// Parses argv. Prints --help itself; throws UsageError (one line naming the flag and value)
+/// on any bad flag or value. Does not touch MPI or the machine.
+ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text);
+
+/// Checks relations between options that do not need the machine (min <= max, a growing step,
+/// root and injected ranks within nranks when nranks > 0). Throws UsageError.
+void validate(const BenchOptions& o, int nranks);
+
+/// Name of -a's mode: rank0|avg|min|max.
+std::string_view average_name(Average a);
+std::string_view placement_name(Placement p);
+
+}  // namespace railkit::bench

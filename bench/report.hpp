@@ -1,0 +1,65 @@
+#pragma once
+// Reporters format measurements; measurement code never prints (nvbench's rule).
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bench/options.hpp"
+#include "bench/types.hpp"
+#include "core/results.hpp"
+
+namespace railkit::bench {
+
+/// One table row: one size of one collective, out-of-place and/or in-place.
+struct Row {
+  Coll coll;
+  CollSizes sizes;
+  std::optional<ResultRecord> out;
+  std::optional<ResultRecord> in;
+};
+
+struct RankLine {
+  int rank;
+  int pid;
+  std::string host;
+};
+
+/// What the header shows before any measurement.
+struct RunHeader {
+  RunInfo run;
+  BenchOptions options;
+  std::vector<RankLine> ranks;
+  std::vector<std::string> notes;  ///< "# note: ..." lines (rounding, skipped sizes)
+};
+
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void run_start(const RunHeader& h) = 0;
+  virtual void coll_start(Coll c, int cycle) = 0;
+  virtual void row(const Row& r) = 0;
+  /// `doc` holds every result and the summary; `error` is set when the run ends early.
+  virtual void run_end(const ResultsDocument& doc) = 0;
+};
+
+/// nccl-tests' table, columns in its order, railkit's extra columns at the end of each row.
+class TableReporter final : public Reporter {
+ public:
+  explicit TableReporter(std::ostream& os) : os_(os) {}
+  void run_start(const RunHeader& h) override;
+  void coll_start(Coll c, int cycle) override;
+  void row(const Row& r) override;
+  void run_end(const ResultsDocument& doc) override;
+
+ private:
+  std::ostream& os_;
+  bool multi_cycle_ = false;
+};
+
+/// Formats a value the way nccl-tests does in a column of `width`: 2 decimals, fewer when wide.
+std::string format_column(double value, int width);
+
+}  // namespace railkit::bench

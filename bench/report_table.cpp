@@ -1,0 +1,88 @@
+#include <fmt/format.h>
+
+#include "bench/report.hpp"
+
+namespace railkit::bench {
+namespace {
+
+std::string placement_cols(const std::optional<ResultRecord>& r) {
+  if (!r) return fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "-", "-", "-", "-");
+  const std::string wrong = r->wrong ? fmt::format("{:>6}", *r->wrong) : std::string("   N/A");
+  return fmt::format("  {:>7}  {:>6}  {:>6}  {}", format_column(r->time_us.avg, 7), format_column(r->algbw_GBps, 6),
+                     format_column(r->busbw_GBps, 6), wrong);
+}
+
+}  // namespace
+
+std::string format_column(double value, int width) {
+  for (int decimals : {2, 1, 0}) {
+    std::string s = fmt::format("{:.{}f}", value, decimals);
+    if (static_cast<int>(s.size()) <= width) return s;
+  }
+  return fmt::format("{:.0e}", value);
+}
+
+void TableReporter::run_start(const RunHeader& h) {
+  const BenchOptions& o = h.options;
+  multi_cycle_ = o.run_cycles > 1;
+  os_ << fmt::format("# railkit-bench {}: backend {} ({}), {} ranks on {} node{}\n", h.run.railkit_version,
+                     h.run.backend, h.run.backend_version, h.run.nranks, h.run.nnodes, h.run.nnodes == 1 ? "" : "s");
+  std::string colls;
+  for (Coll c : o.colls) colls += (colls.empty() ? "" : ",") + std::string(info(c).name);
+  const std::string step = o.step_factor > 1 ? fmt::format("{}(factor)", o.step_factor) : fmt::format("{}(bytes)", o.step_bytes);
+  os_ << fmt::format("# minBytes {} maxBytes {} step: {} warmup iters: {} iters: {} validation: {} placement: {} "
+                     "average: {} cycles: {} timeout: {}\n",
+                     o.min_bytes, o.max_bytes, step, o.warmup_iters, o.iters, o.check_passes, placement_name(o.placement),
+                     average_name(o.average), o.run_cycles,
+                     o.timeout_s > 0 ? fmt::format("{:.0f}s", o.timeout_s) : std::string("off"));
+  os_ << fmt::format("# collectives: {}  datatype: {}  redop: {}  root: {}", colls, info(o.dtype).name,
+                     info(o.redop).name, o.root);
+  if (!h.run.label.empty()) os_ << "  label: " << h.run.label;
+  os_ << "\n#\n# Using ranks\n";
+  for (const RankLine& r : h.ranks) os_ << fmt::format("#  Rank {:>2} Pid {:>6} on {:>10}\n", r.rank, r.pid, r.host);
+  for (const std::string& n : h.notes) os_ << "# note: " << n << "\n";
+  for (const InjectDelay& d : o.inject_delays)
+    os_ << fmt::format("# fire drill: rank {} sleeps {} us before each timed collective\n", d.rank, d.delay_us);
+  if (o.inject_stall_rank)
+    os_ << fmt::format("# fire drill: rank {} stalls at its first timed collective\n", *o.inject_stall_rank);
+  os_.flush();
+}
+
+void TableReporter::coll_start(Coll c, int cycle) {
+  os_ << "#\n# Collective: " << info(c).name;
+  if (multi_cycle_) os_ << "  (cycle " << cycle << ")";
+  os_ << "\n#\n";
+  os_ << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place          \n",
+                     "", "", "", "", "");
+  os_ << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}  {:>7}\n",
+                     "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+                     "busbw", "#wrong", "o_p99", "i_p99", "slowest");
+  os_ << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}  {:>7}\n",
+                     "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "",
+                     "(us)", "(us)", "rank");
+  os_.flush();
+}
+
+void TableReporter::row(const Row& r) {
+  const ResultRecord& any = r.out ? *r.out : *r.in;
+  const auto p99 = [](const std::optional<ResultRecord>& x) {
+    return x ? format_column(x->time_us.p99, 7) : std::string("-");
+  };
+  int slowest = any.ranks.slowest_rank;
+  if (r.out && r.in && r.in->ranks.time_us_max > r.out->ranks.time_us_max) slowest = r.in->ranks.slowest_rank;
+  os_ << fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", any.bytes, any.count, any.dtype, any.redop, any.root)
+      << placement_cols(r.out) << placement_cols(r.in)
+      << fmt::format("  {:>7}  {:>7}  {:>7}\n", p99(r.out), p99(r.in), slowest);
+  os_.flush();
+}
+
+void TableReporter::run_end(const ResultsDocument& doc) {
+  if (doc.error) os_ << "# ERROR: " << doc.error->message << "\n";
+  os_ << fmt::format("# {:<20} : {} {}\n", "Out of bounds values", doc.summary.errors,
+                     doc.summary.errors ? "FAILED" : "OK");
+  os_ << fmt::format("# {:<20} : {:g} \n", "Avg bus bandwidth", doc.summary.avg_busbw_GBps);
+  os_ << "#\n# Collective test concluded: railkit-bench\n";
+  os_.flush();
+}
+
+}  // namespace railkit::bench

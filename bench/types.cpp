@@ -1,0 +1,123 @@
+#include "bench/types.hpp"
+
+#include <array>
+
+namespace railkit::bench {
+namespace {
+
+constexpr std::array kDTypes{
+    DTypeInfo{DType::Int8, "int8", 1, false},     DTypeInfo{DType::Uint8, "uint8", 1, false},
+    DTypeInfo{DType::Int32, "int32", 4, false},   DTypeInfo{DType::Uint32, "uint32", 4, false},
+    DTypeInfo{DType::Int64, "int64", 8, false},   DTypeInfo{DType::Uint64, "uint64", 8, false},
+    DTypeInfo{DType::Half, "half", 2, true},      DTypeInfo{DType::BFloat16, "bfloat16", 2, true},
+    DTypeInfo{DType::Float, "float", 4, true},    DTypeInfo{DType::Double, "double", 8, true},
+};
+
+constexpr std::array kRedOps{
+    RedOpInfo{RedOp::Sum, "sum"}, RedOpInfo{RedOp::Prod, "prod"}, RedOpInfo{RedOp::Min, "min"},
+    RedOpInfo{RedOp::Max, "max"}, RedOpInfo{RedOp::Avg, "avg"},
+};
+
+constexpr std::array kColls{
+    CollInfo{Coll::AllReduce, "all_reduce", true, false},
+    CollInfo{Coll::AllGather, "all_gather", false, false},
+    CollInfo{Coll::ReduceScatter, "reduce_scatter", true, false},
+    CollInfo{Coll::Broadcast, "broadcast", false, true},
+    CollInfo{Coll::Reduce, "reduce", true, true},
+    CollInfo{Coll::AllToAll, "alltoall", false, false},
+    CollInfo{Coll::SendRecv, "sendrecv", false, false},
+};
+
+}  // namespace
+
+std::span<const DTypeInfo> all_dtypes() { return kDTypes; }
+std::span<const RedOpInfo> all_redops() { return kRedOps; }
+std::span<const CollInfo> all_colls() { return kColls; }
+
+const DTypeInfo& info(DType t) { return kDTypes[static_cast<std::size_t>(t)]; }
+const RedOpInfo& info(RedOp o) { return kRedOps[static_cast<std::size_t>(o)]; }
+const CollInfo& info(Coll c) { return kColls[static_cast<std::size_t>(c)]; }
+
+std::optional<DType> parse_dtype(std::string_view name) {
+  for (const auto& e : kDTypes)
+    if (e.name == name) return e.type;
+  // nccl-tests' aliases
+  if (name == "char") return DType::Int8;
+  if (name == "int") return DType::Int32;
+  if (name == "float32") return DType::Float;
+  if (name == "float64") return DType::Double;
+  if (name == "float16" || name == "fp16") return DType::Half;
+  if (name == "bf16") return DType::BFloat16;
+  return std::nullopt;
+}
+
+std::optional<RedOp> parse_redop(std::string_view name) {
+  for (const auto& e : kRedOps)
+    if (e.name == name) return e.op;
+  return std::nullopt;
+}
+
+std::optional<Coll> parse_coll(std::string_view name) {
+  for (const auto& e : kColls)
+    if (e.name == name) return e.coll;
+  return std::nullopt;
+}
+
+CollSizes coll_sizes(Coll c, std::uint64_t requested_bytes, std::size_t elem_bytes, int nranks) {
+  const std::uint64_t n = static_cast<std::uint64_t>(nranks > 0 ? nranks : 1);
+  const std::uint64_t count = requested_bytes / elem_bytes;
+  CollSizes s;
+  switch (c) {
+    case Coll::AllReduce:
+    case Coll::Broadcast:
+    case Coll::Reduce:
+    case Coll::SendRecv:
+      s.send_count = s.recv_count = s.param_count = count;
+      break;
+    case Coll::AllGather:
+      s.param_count = count / n;
+      s.send_count = s.param_count;
+      s.recv_count = s.param_count * n;
+      break;
+    case Coll::ReduceScatter:
+      s.param_count = count / n;
+      s.send_count = s.param_count * n;
+      s.recv_count = s.param_count;
+      break;
+    case Coll::AllToAll:
+      s.param_count = count / n;
+      s.send_count = s.recv_count = s.param_count * n;
+      break;
+  }
+  s.bytes = (s.send_count > s.recv_count ? s.send_count : s.recv_count) * elem_bytes;
+  s.rounded = s.bytes != requested_bytes;
+  return s;
+}
+
+double busbw_factor(Coll c, int nranks) {
+  const double n = nranks > 0 ? nranks : 1;
+  switch (c) {
+    case Coll::AllReduce: return 2.0 * (n - 1) / n;
+    case Coll::AllGather:
+    case Coll::ReduceScatter:
+    case Coll::AllToAll: return (n - 1) / n;
+    case Coll::Broadcast:
+    case Coll::Reduce:
+    case Coll::SendRecv: return 1.0;
+  }
+  return 1.0;
+}
+
+std::vector<std::uint64_t> size_sequence(std::uint64_t min_bytes, std::uint64_t max_bytes,
+                                         std::uint64_t step_factor, std::uint64_t step_bytes) {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s = min_bytes; s <= max_bytes;) {
+    out.push_back(s);
+    const std::uint64_t next = step_factor > 1 ? s * step_factor : s + step_bytes;
+    if (next <= s) break;  // no growth or overflow: stop rather than loop forever
+    s = next;
+  }
+  return out;
+}
+
+}  // namespace railkit::bench

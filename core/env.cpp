@@ -1,0 +1,33 @@
+#include "core/env.hpp"
+
+namespace railkit {
+
+std::map<std::string, std::string> capture_env(char* const* envp, std::span<const std::string_view> prefixes) {
+  std::map<std::string, std::string> out;
+  if (envp == nullptr) return out;
+  for (char* const* e = envp; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view name = entry.substr(0, eq);
+    for (std::string_view p : prefixes) {
+      if (name.starts_with(p)) {
+        out.emplace(std::string(name), std::string(entry.substr(eq + 1)));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::string env_value(char* const* envp, std::string_view name) {
+  if (envp == nullptr) return {};
+  for (char* const* e = envp; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    if (entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=')
+      return std::string(entry.substr(name.size() + 1));
+  }
+  return {};
+}
+
+}  // namespace railkit

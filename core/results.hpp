@@ -1,0 +1,93 @@
+#pragma once
+// The results document, schema "railkit.results/1" (documented in results/README.md,
+// JSON Schema in results/railkit.results.schema.json). Types here, JSON in results.cpp.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/stats.hpp"
+
+namespace railkit {
+
+inline constexpr const char* kResultsSchema = "railkit.results/1";
+
+/// Where a run happened and how it was asked for.
+struct RunInfo {
+  std::string label;
+  std::string backend;           ///< "mpi" or "nccl"
+  std::string backend_version;   ///< e.g. "Open MPI v4.1.4"
+  std::string railkit_version;
+  int nranks = 0;
+  int nnodes = 0;
+  std::vector<std::string> hosts;  ///< distinct host names in rank order of first appearance
+  std::string command;             ///< the command line of rank 0
+  std::map<std::string, std::string> env;  ///< NCCL_*, OMPI_MCA_*, UCX_*, RAILKIT_* at start
+  std::string start_time;          ///< UTC, ISO 8601
+  std::string average;             ///< how per-op times were reduced across ranks: rank0|avg|min|max
+  nlohmann::json options = nlohmann::json::object();  ///< the bench options that shape results
+};
+
+/// Per-rank spread of the per-op average time (each rank's own loop time / iters).
+struct RankSpread {
+  double time_us_min = 0;
+  double time_us_max = 0;
+  int slowest_rank = 0;
+  std::string slowest_host;
+};
+
+/// One collective at one size and placement.
+struct ResultRecord {
+  std::string op;     ///< collective as --coll spells it: all_reduce, all_gather, ...
+  std::string dtype;  ///< int8 ... double
+  std::string redop;  ///< sum|prod|min|max|avg, or "none" for collectives without a reduction
+  int root = -1;      ///< root rank, -1 when the collective has none
+  std::uint64_t bytes = 0;  ///< nccl-tests' size column: max(send, recv) bytes per rank
+  std::uint64_t count = 0;  ///< nccl-tests' count column: elements per rank passed to the collective
+  bool in_place = false;
+  int cycle = 0;      ///< run cycle (-N), from 0
+  int iters = 0;      ///< timed iterations
+  Summary time_us;    ///< avg = reduced loop time / iters; min..cv over per-iteration times
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+  std::optional<std::int64_t> wrong;  ///< wrong elements summed over ranks; nullopt when not checked
+  RankSpread ranks;
+};
+
+/// What ended a run early (timeout, MPI error ...).
+struct ErrorRecord {
+  std::string code;   ///< error_code_name()
+  int exit_code = 0;
+  std::string message;
+  nlohmann::json detail = nlohmann::json::object();
+};
+
+struct ResultsSummary {
+  double avg_busbw_GBps = 0;  ///< plain mean of busbw over all results, as nccl-tests' "Avg bus bandwidth"
+  std::int64_t errors = 0;    ///< wrong elements over all results ("Out of bounds values")
+  bool complete = true;       ///< false when the run ended early (see `error`)
+};
+
+struct ResultsDocument {
+  std::string schema = kResultsSchema;
+  RunInfo run;
+  std::vector<ResultRecord> results;
+  nlohmann::json observed = nlohmann::json::object();
+  ResultsSummary summary;
+  std::optional<ErrorRecord> error;
+};
+
+/// Recomputes summary.avg_busbw_GBps and summary.errors from results.
+void update_summary(ResultsDocument& doc);
+
+void to_json(nlohmann::json& j, const ResultsDocument& d);
+/// Throws UsageError when the document is not railkit.results/1 or a field has the wrong type.
+void from_json(const nlohmann::json& j, ResultsDocument& d);
+
+/// Loads and validates a results document from a file. Throws IoError / UsageError naming the file.
+ResultsDocument load_results(const std::string& path);
+
+}  // namespace railkit
