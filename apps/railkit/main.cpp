@@ -1,0 +1,84 @@
+// `railkit`: the control-plane command. Each subcommand is one entry in kSubcommands: a name,
+// a one-line help, and a function that registers its flags into a plain options struct and
+// returns the action to run. Errors are caught once, in guarded_main.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/main_guard.hpp"
+#include "core/version.hpp"
+#include "topology/command.hpp"
+
+namespace {
+
+using Action = std::function<int()>;
+
+/// Registers a subcommand's flags on `app` and returns what to run once parsed.
+using Setup = Action (*)(CLI::App& app);
+
+struct Subcommand {
+  const char* name;
+  const char* help;
+  Setup setup;
+};
+
+Action setup_topo(CLI::App& app) {
+  auto o = std::make_shared<railkit::topo::TopoOptions>();
+  auto root = std::make_shared<std::string>("/");
+  auto nvsmi = std::make_shared<std::string>();
+  auto compare = std::make_shared<std::vector<std::string>>();
+  app.add_option("--root", *root, "directory holding the node's sys/ (and proc/): a capture or fixture")
+      ->capture_default_str();
+  app.add_option("--format", o->format, "table | json | nccl-xml")
+      ->check(CLI::IsMember({"table", "json", "nccl-xml"}))
+      ->capture_default_str();
+  app.add_option("--priority", o->priority, "RoCE traffic priority for the ECN/PFC checks")
+      ->check(CLI::Range(0, 7))
+      ->capture_default_str();
+  app.add_option("--nvidia-smi-topo", *nvsmi, "captured output of `nvidia-smi topo -m` (NVLink source)");
+  app.add_option("--compare", *compare, "topology JSON documents of several nodes: report what differs from the majority");
+  app.add_flag("--lint", o->lint, "print the findings; exit 10 when any is an error");
+  return [o, root, nvsmi, compare] {
+    o->root = *root;
+    if (!nvsmi->empty()) o->nvidia_smi_topo = *nvsmi;
+    for (const auto& c : *compare) o->compare.emplace_back(c);
+    return railkit::topo::run_topo(*o, std::cout);
+  };
+}
+
+constexpr Subcommand kSubcommands[] = {
+    {"topo", "probe the node: GPUs, RDMA NICs, PCIe paths, rails, RoCE settings, lint", setup_topo},
+};
+
+int run(int argc, char** argv) {
+  CLI::App app{"railkit: measure, explain and tune collective communication on GPU clusters"};
+  app.set_version_flag("--version", std::string("railkit ") + railkit::kVersion);
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, Action>> actions;
+  for (const auto& s : kSubcommands) {
+    CLI::App* sub = app.add_subcommand(s.name, s.help);
+    actions.emplace_back(sub, s.setup(*sub));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return railkit::exit_code(railkit::ErrorCode::Usage);
+  }
+  for (const auto& [sub, action] : actions)
+    if (sub->parsed()) return action();
+  return railkit::exit_code(railkit::ErrorCode::Usage);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return railkit::guarded_main("railkit", [&] { return run(argc, argv); });
+}

@@ -1,0 +1,103 @@
+// Printers: JSON document shape, NCCL XML structure, table layout.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "fixture_util.hpp"
+#include "topology/render.hpp"
+
+namespace railkit::topo {
+namespace {
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(TopoRender, JsonDocument) {
+  auto t = testing::probe_fixture("dgx-h100");
+  auto j = to_json(t);
+  EXPECT_EQ(j["schema"], "railkit.topology/1");
+  for (const char* k : {"gpus", "nics", "paths", "rails", "findings", "fingerprint"}) EXPECT_TRUE(j.contains(k)) << k;
+  ASSERT_EQ(j["gpus"].size(), 8u);
+  EXPECT_EQ(j["gpus"][1]["name"], "GPU1");
+  EXPECT_EQ(j["gpus"][1]["index"], 1);
+  EXPECT_EQ(j["gpus"][1]["bdf"], "0000:43:00.0");
+  EXPECT_EQ(j["gpus"][1]["numa"], 0);
+  EXPECT_EQ(j["gpus"][1]["nic"], "mlx5_3");
+  // Every GPU-NIC and GPU-GPU pair, once.
+  EXPECT_EQ(j["paths"].size(), 8u * 12u + 8u * 7u / 2u);
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const auto& p : j["paths"]) {
+    ASSERT_TRUE(p.contains("from") && p.contains("to") && p.contains("type"));
+    pairs.insert({p["from"].get<std::string>(), p["to"].get<std::string>()});
+  }
+  EXPECT_EQ(pairs.size(), j["paths"].size());
+  EXPECT_EQ(j["rails"].size(), 8u);
+  EXPECT_EQ(j["non_rail_nics"], nlohmann::json({"mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8"}));
+  EXPECT_EQ(j["nics"][0]["ports"][0]["recommended_gid_index"], 3);
+  EXPECT_EQ(j["nics"][0]["ports"][0]["pfc_enabled_priorities"], nlohmann::json({3}));
+  EXPECT_EQ(j["fingerprint"]["hash"].get<std::string>().size(), 16u);
+  EXPECT_EQ(j["findings"][0]["check"], "nvlink.unknown");
+  for (const char* k : {"check", "severity", "subject", "message", "fix"}) EXPECT_TRUE(j["findings"][0].contains(k)) << k;
+}
+
+TEST(TopoRender, NcclXml) {
+  auto t = testing::probe_fixture("dgx-h100");
+  const std::string xml = render_nccl_xml(t);
+  EXPECT_EQ(xml.rfind("<system version=\"1\">", 0), 0u);
+  EXPECT_EQ(count(xml, "<cpu "), 2u);
+  EXPECT_EQ(count(xml, "<gpu "), 8u);
+  EXPECT_EQ(count(xml, "<net "), 12u);
+  EXPECT_EQ(count(xml, "<pci "), count(xml, "</pci>") + count(xml, "/>") - count(xml, "<gpu ") - count(xml, "<net "));
+  // GPU0 sits below its switch chain, inside cpu numaid 0.
+  const auto cpu0 = xml.find("<cpu numaid=\"0\"");
+  const auto cpu1 = xml.find("<cpu numaid=\"1\"");
+  const auto gpu0 = xml.find("busid=\"0000:1b:00.0\"");
+  EXPECT_LT(cpu0, gpu0);
+  EXPECT_LT(gpu0, cpu1);
+  EXPECT_LT(xml.find("busid=\"0000:16:00.0\""), gpu0);
+  EXPECT_NE(xml.find("class=\"0x030200\" vendor=\"0x10de\" device=\"0x2330\""), std::string::npos);
+  EXPECT_NE(xml.find("link_speed=\"32.0 GT/s PCIe\" link_width=\"16\""), std::string::npos);
+  EXPECT_NE(xml.find("<gpu dev=\"0\" sm=\"90\" rank=\"0\" gdr=\"1\"/>"), std::string::npos);
+  EXPECT_NE(xml.find("<net name=\"mlx5_0\" dev=\"0\" speed=\"400000\" port=\"1\""), std::string::npos);
+  EXPECT_NE(xml.find("affinity=\"000000ff,ffffffff,ffff0000,00000000,00ffffff,ffffffff\""), std::string::npos);
+  EXPECT_NE(xml.find("vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\""), std::string::npos);
+}
+
+TEST(TopoRender, TableMatrixRows) {
+  auto t = testing::probe_fixture("dgx-h100", testing::fixture_src("dgx-h100.nvsmi-topo.txt"));
+  const std::string table = render_table(t, TableOptions{});
+  std::istringstream in(table);
+  std::string line;
+  std::vector<std::string> gpu0;
+  while (std::getline(in, line)) {
+    if (line.rfind("GPU0 ", 0) == 0) {
+      std::istringstream ls(line);
+      for (std::string tok; ls >> tok;) gpu0.push_back(tok);
+      break;
+    }
+  }
+  const std::vector<std::string> expect = {"GPU0", "X",    "NV18", "NV18", "NV18", "NV18", "NV18", "NV18",
+                                           "NV18", "PXB",  "NODE", "NODE", "NODE", "NODE", "NODE", "SYS",
+                                           "SYS",  "SYS",  "SYS",  "SYS",  "SYS",  "0-55,112-167", "0"};
+  EXPECT_EQ(gpu0, expect);
+  EXPECT_NE(table.find("  NIC11: mlx5_11\n"), std::string::npos);
+  EXPECT_NE(table.find("NCCL_IB_HCA=\"=mlx5_0:1,mlx5_3:1,"), std::string::npos);
+  EXPECT_NE(table.find("Not rails (serve no GPU: storage / in-band): mlx5_1, mlx5_2, mlx5_7, mlx5_8"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(table, std::regex("mlx5_0 +1 +Ethernet +enp24s0np0 +ACTIVE +LinkUp +400 +9000 +3 +on/on +on dscp")));
+  EXPECT_NE(table.find("Findings on dgx-h100-01: 0 error(s), 0 warning(s), 0 info"), std::string::npos);
+}
+
+TEST(TopoRender, FindingsOnlyTable) {
+  auto t = testing::probe_fixture("dgx-acs");
+  const std::string table = render_table(t, TableOptions{3, true});
+  EXPECT_EQ(table.find("NIC Legend"), std::string::npos);
+  EXPECT_NE(table.find("error   pcie.acs_enabled"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace railkit::topo

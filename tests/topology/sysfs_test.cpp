@@ -1,0 +1,60 @@
+#include "topology/sysfs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+
+namespace railkit::topo {
+namespace {
+namespace fs = std::filesystem;
+
+class TopoSysfs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device rd;
+    dir_ = fs::temp_directory_path() / ("railkit-sysfs-" + std::to_string(rd()));
+    fs::create_directories(dir_ / "sys/devices/a/b");
+    std::ofstream(dir_ / "sys/devices/a/b/value") << "42\n";
+    fs::create_directories(dir_ / "sys/class/x");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(TopoSysfs, RelativeAndAbsoluteLinksStayInsideTheRoot) {
+  fs::create_symlink("../../devices/a/b", dir_ / "sys/class/x/rel");
+  fs::create_symlink("/sys/devices/a/b", dir_ / "sys/class/x/abs");  // absolute: re-rooted
+  SysfsReader rd(SysRoot{dir_});
+  EXPECT_EQ(rd.resolve("sys/class/x/rel")->string(), "sys/devices/a/b");
+  EXPECT_EQ(rd.resolve("sys/class/x/abs")->string(), "sys/devices/a/b");
+  EXPECT_EQ(*rd.text("sys/class/x/abs/value"), "42");
+}
+
+TEST_F(TopoSysfs, DotDotNeverClimbsAboveTheRoot) {
+  fs::create_symlink("../../../../../../sys/devices/a", dir_ / "sys/class/x/up");
+  SysfsReader rd(SysRoot{dir_});
+  EXPECT_EQ(rd.resolve("sys/class/x/up")->string(), "sys/devices/a");
+}
+
+TEST_F(TopoSysfs, LoopsAndMissingFilesAreUnknown) {
+  fs::create_symlink("loop2", dir_ / "sys/class/x/loop1");
+  fs::create_symlink("loop1", dir_ / "sys/class/x/loop2");
+  SysfsReader rd(SysRoot{dir_});
+  EXPECT_FALSE(rd.resolve("sys/class/x/loop1"));
+  EXPECT_FALSE(rd.text("sys/class/x/missing"));
+  EXPECT_TRUE(rd.list("sys/nothing").empty());
+  rd.problem("sys/class/x/missing", "dev0", true, "");
+  ASSERT_EQ(rd.problems().size(), 1u);
+  EXPECT_EQ(rd.problems()[0].check, "input.unreadable");
+  EXPECT_NE(rd.problems()[0].message.find("sys/class/x/missing"), std::string::npos);
+}
+
+TEST_F(TopoSysfs, ListIsInNaturalOrder) {
+  for (const char* n : {"mlx5_10", "mlx5_2", "mlx5_1"}) fs::create_directories(dir_ / "sys/class/x" / n);
+  SysfsReader rd(SysRoot{dir_});
+  EXPECT_EQ(rd.list("sys/class/x"), (std::vector<std::string>{"mlx5_1", "mlx5_2", "mlx5_10"}));
+}
+
+}  // namespace
+}  // namespace railkit::topo

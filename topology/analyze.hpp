@@ -1,0 +1,41 @@
+#pragma once
+// What the probe's facts mean: path classification, rails, lint findings, fingerprint.
+#include <string>
+#include <vector>
+
+#include "topology/model.hpp"
+
+namespace railkit::topo {
+
+/// PCIe path type between two functions, with nvidia-smi's meaning:
+/// PIX at most one bridge, PXB several bridges without the host bridge, PHB through the host
+/// bridge, NODE across host bridges of one NUMA node, SYS across NUMA nodes (or NUMA unknown).
+PathType classify_pci(const PciFunction& a, const PciFunction& b);
+
+/// Fills topo.paths: every GPU-GPU, GPU-NIC and NIC-NIC pair. GPU-GPU pairs are NV# or their
+/// PCIe type when an NVLink source exists, Unknown otherwise (`pci` always holds the PCIe type).
+void compute_paths(Topology& topo);
+
+/// Gives each GPU its rail NIC: best path type, then same NUMA node, then the NIC serving the
+/// fewest GPUs so far (one NIC per GPU where the hardware allows), then the lowest NIC index.
+/// Marks NICs that serve no GPU as non-rail and fills the NCCL_IB_HCA suggestions.
+void assign_rails(Topology& topo);
+
+/// Lint settings.
+struct LintOptions {
+  int priority = 3;  ///< the RoCE traffic priority (PFC/ECN checks)
+};
+
+/// Every lint finding (input problems first), in a stable order. Check ids: topology/README.md.
+std::vector<Finding> lint(const Topology& topo, const LintOptions& opts);
+
+/// The performance fingerprint (facts + hash) of a probed node.
+Fingerprint fingerprint(const Topology& topo);
+
+/// Runs compute_paths, assign_rails, lint and fingerprint, storing the results in topo.
+void analyze(Topology& topo, const LintOptions& opts);
+
+/// True when any finding has severity error.
+bool has_errors(const std::vector<Finding>& findings);
+
+}  // namespace railkit::topo

@@ -1,0 +1,119 @@
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "topology/analyze.hpp"
+
+namespace railkit::topo {
+
+PathType classify_pci(const PciFunction& a, const PciFunction& b) {
+  if (a.bdf == b.bdf) return PathType::PIX;
+  if (a.host_bridge != b.host_bridge || a.host_bridge == "unknown") {
+    if (a.numa && b.numa && *a.numa == *b.numa) return PathType::NODE;
+    return PathType::SYS;
+  }
+  size_t common = 0;
+  while (common < a.bridges.size() && common < b.bridges.size() && a.bridges[common] == b.bridges[common]) ++common;
+  if (common == 0) return PathType::PHB;
+  // Bridges on the way: the unique ones on each side plus the one where the two branches meet.
+  const size_t crossed = (a.bridges.size() - common) + (b.bridges.size() - common) + 1;
+  return crossed <= 1 ? PathType::PIX : PathType::PXB;
+}
+
+namespace {
+
+Path pci_path(const Topology& t, const std::string& bdf_a, const std::string& bdf_b) {
+  const PciFunction* a = t.function(bdf_a);
+  const PciFunction* b = t.function(bdf_b);
+  if (!a || !b) return {};
+  return Path{classify_pci(*a, *b), 0};
+}
+
+}  // namespace
+
+void compute_paths(Topology& topo) {
+  topo.paths.clear();
+  for (size_t i = 0; i < topo.gpus.size(); ++i)
+    for (size_t j = i + 1; j < topo.gpus.size(); ++j) {
+      const auto& a = topo.gpus[i];
+      const auto& b = topo.gpus[j];
+      PathEntry e{a.name, b.name, {}, {}};
+      const Path pci = pci_path(topo, a.bdf, b.bdf);
+      e.pci = pci.str();
+      if (!topo.nvlink_source.empty()) {
+        auto it = topo.nvlinks.find({a.name, b.name});
+        const int n = it == topo.nvlinks.end() ? 0 : it->second;
+        e.path = n > 0 ? Path{PathType::NV, n} : pci;
+      }
+      topo.paths.push_back(std::move(e));
+    }
+  for (const auto& g : topo.gpus)
+    for (const auto& n : topo.nics) {
+      const Path p = pci_path(topo, g.bdf, n.bdf);
+      topo.paths.push_back(PathEntry{g.name, n.name, p, p.str()});
+    }
+  for (size_t i = 0; i < topo.nics.size(); ++i)
+    for (size_t j = i + 1; j < topo.nics.size(); ++j) {
+      const Path p = pci_path(topo, topo.nics[i].bdf, topo.nics[j].bdf);
+      topo.paths.push_back(PathEntry{topo.nics[i].name, topo.nics[j].name, p, p.str()});
+    }
+}
+
+void assign_rails(Topology& topo) {
+  topo.rails.clear();
+  topo.per_rank_hca.clear();
+  topo.nccl_ib_hca.clear();
+  std::vector<int> uses(topo.nics.size(), 0);
+  for (auto& n : topo.nics) {
+    n.rail = false;
+    n.gpus.clear();
+  }
+  for (const auto& g : topo.gpus) {
+    int best = -1;
+    std::tuple<int, int, int, int> best_key{};
+    for (size_t k = 0; k < topo.nics.size(); ++k) {
+      const Nic& n = topo.nics[k];
+      if (n.ports.empty()) continue;
+      const PathEntry* p = topo.path(g.name, n.name);
+      if (!p || p->path.type == PathType::Unknown) continue;
+      const int other_numa = (g.numa && n.numa && *g.numa == *n.numa) ? 0 : 1;
+      const std::tuple<int, int, int, int> key{p->path.rank(), other_numa, uses[k], n.index};
+      if (best < 0 || key < best_key) {
+        best = static_cast<int>(k);
+        best_key = key;
+      }
+    }
+    if (best < 0) continue;
+    Nic& n = topo.nics[static_cast<size_t>(best)];
+    ++uses[static_cast<size_t>(best)];
+    n.rail = true;
+    n.gpus.push_back(g.name);
+    Rail r;
+    r.gpu = g.name;
+    r.gpu_index = g.index;
+    r.nic = n.name;
+    r.port = n.main_port() ? n.main_port()->num : 1;
+    r.path = topo.path(g.name, n.name)->path;
+    topo.rails.push_back(r);
+  }
+  std::set<std::string> seen;
+  for (auto& r : topo.rails) {
+    r.shared = uses[static_cast<size_t>(topo.nic(r.nic)->index)] > 1;
+    const std::string hca = r.nic + ":" + std::to_string(r.port);
+    topo.per_rank_hca.push_back(hca);
+    if (seen.insert(hca).second) topo.nccl_ib_hca += (topo.nccl_ib_hca.empty() ? "=" : ",") + hca;
+  }
+}
+
+bool has_errors(const std::vector<Finding>& findings) {
+  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.severity == Severity::Error; });
+}
+
+void analyze(Topology& topo, const LintOptions& opts) {
+  compute_paths(topo);
+  assign_rails(topo);
+  topo.findings = lint(topo, opts);
+  topo.fingerprint = fingerprint(topo);
+}
+
+}  // namespace railkit::topo

@@ -1,0 +1,173 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "topology/render.hpp"
+
+namespace railkit::topo {
+namespace {
+
+std::string num(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+std::string cell(const Topology& t, const std::string& a, const std::string& b) {
+  if (a == b) return "X";
+  const PathEntry* p = t.path(a, b);
+  if (!p) return "?";
+  if (p->path.type == PathType::Unknown) return "?";
+  return p->path.str();
+}
+
+void matrix(const Topology& t, std::ostream& os) {
+  std::vector<std::string> devs;
+  for (const auto& g : t.gpus) devs.push_back(g.name);
+  for (const auto& n : t.nics) devs.push_back("NIC" + std::to_string(n.index));
+  std::vector<std::string> names;  // names used in paths
+  for (const auto& g : t.gpus) names.push_back(g.name);
+  for (const auto& n : t.nics) names.push_back(n.name);
+  if (devs.empty()) {
+    os << "No GPU and no RDMA NIC found under " << t.root << "\n";
+    return;
+  }
+  os << fmt::format("{:<8}", "");
+  for (const auto& d : devs) os << fmt::format("{:<7}", d);
+  os << fmt::format("{:<20}{}\n", "CPU Affinity", "NUMA Affinity");
+  for (size_t i = 0; i < devs.size(); ++i) {
+    os << fmt::format("{:<8}", devs[i]);
+    for (size_t j = 0; j < devs.size(); ++j) os << fmt::format("{:<7}", cell(t, names[i], names[j]));
+    std::string cpus, numa = "N/A";
+    if (i < t.gpus.size()) {
+      cpus = t.gpus[i].cpulist;
+      if (t.gpus[i].numa) numa = std::to_string(*t.gpus[i].numa);
+    } else {
+      const Nic& n = t.nics[i - t.gpus.size()];
+      if (const auto* f = t.function(n.bdf)) cpus = f->local_cpulist;
+      if (n.numa) numa = std::to_string(*n.numa);
+    }
+    os << fmt::format("{:<20}{}\n", cpus.empty() ? "N/A" : cpus, numa);
+  }
+  os << "\nLegend:\n\n"
+        "  X    = Self\n"
+        "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes\n"
+        "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node\n"
+        "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
+        "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
+        "  PIX  = Connection traversing at most a single PCIe bridge\n"
+        "  NV#  = Connection traversing a bonded set of # NVLinks\n";
+  if (t.gpus.size() >= 2 && t.nvlink_source.empty())
+    os << "  ?    = NVLink unknown (no NVML on this root, no --nvidia-smi-topo); the PCIe path is in --format json\n";
+  if (!t.nics.empty()) {
+    os << "\nNIC Legend:\n\n";
+    for (const auto& n : t.nics) os << "  NIC" << n.index << ": " << n.name << "\n";
+  }
+}
+
+void rails(const Topology& t, std::ostream& os) {
+  os << "\nRails:\n";
+  if (t.rails.empty()) {
+    os << "  none (no GPU with a reachable RDMA NIC)\n";
+  } else {
+    for (const auto& r : t.rails) {
+      const Nic* n = t.nic(r.nic);
+      const Port* p = n ? n->main_port() : nullptr;
+      os << fmt::format("  {:<6} -> {:<10} {:<5} {:<10} {}{}\n", r.gpu, r.nic + ":" + std::to_string(r.port), r.path.str(),
+                        p && p->rate_Gbps ? num(*p->rate_Gbps) + " Gb/s" : "? Gb/s", p ? p->netdev : "",
+                        r.shared ? "  (shared)" : "");
+    }
+  }
+  std::string others;
+  for (const auto& n : t.nics)
+    if (!n.rail) others += (others.empty() ? "" : ", ") + n.name;
+  if (!others.empty()) os << "  Not rails (serve no GPU: storage / in-band): " << others << "\n";
+  if (!t.nccl_ib_hca.empty()) {
+    os << "  NCCL_IB_HCA=\"" << t.nccl_ib_hca << "\"\n  Per local rank:";
+    for (size_t i = 0; i < t.per_rank_hca.size(); ++i) os << " " << i << "=" << t.per_rank_hca[i];
+    os << "\n";
+  }
+  os << "  GPUDirect RDMA module: " << (t.gdr_module ? "loaded (" + t.gdr_source + ")" : std::string("not loaded")) << "\n";
+  os << "  NVLink source: " << (t.nvlink_source.empty() ? std::string("none (unknown)") : t.nvlink_source) << "\n";
+}
+
+std::string onoff(const std::map<int, bool>& m, int prio) {
+  auto it = m.find(prio);
+  return it == m.end() ? "?" : (it->second ? "on" : "off");
+}
+
+void roce_ports(const Topology& t, int prio, std::ostream& os) {
+  bool any = false;
+  for (const auto& n : t.nics)
+    for (const auto& p : n.ports) any = any || !p.link_layer.empty();
+  if (!any) return;
+  size_t nw = 8;
+  for (const auto& n : t.nics)
+    for (const auto& p : n.ports) nw = std::max(nw, p.netdev.size() + 2);
+  os << "\nRDMA ports:\n";
+  os << fmt::format("  {:<9}{:<5}{:<10}{:<{}}{:<9}{:<9}{:<7}{:<8}{:<12}{:<10}{}\n", "NIC", "port", "layer", "netdev", nw,
+                    "state", "phys", "rate", "MTU", "GID(v2)", fmt::format("ECN p{}", prio),
+                    fmt::format("PFC p{} trust", prio));
+  for (const auto& n : t.nics)
+    for (const auto& p : n.ports) {
+      const std::string ecn = p.ecn.present ? onoff(p.ecn.rp_enable, prio) + "/" + onoff(p.ecn.np_enable, prio) : "n/a";
+      std::string pfc = p.qos.pfc ? ((*p.qos.pfc)[static_cast<size_t>(prio)] ? "on" : "off") : "n/a";
+      pfc += " " + (p.qos.trust.empty() ? std::string("n/a") : p.qos.trust);
+      os << fmt::format("  {:<9}{:<5}{:<10}{:<{}}{:<9}{:<9}{:<7}{:<8}{:<12}{:<10}{}\n", n.name, p.num,
+                        p.link_layer.empty() ? "?" : p.link_layer, p.netdev.empty() ? "-" : p.netdev, nw,
+                        p.state.empty() ? "?" : p.state, p.phys_state.empty() ? "?" : p.phys_state,
+                        p.rate_Gbps ? num(*p.rate_Gbps) : "?", p.mtu_bytes ? std::to_string(*p.mtu_bytes) : "-",
+                        p.is_roce() ? (p.recommended_gid ? std::to_string(*p.recommended_gid) : "none") : "-",
+                        p.is_roce() ? ecn : "-", p.is_roce() ? pfc : "-");
+    }
+}
+
+}  // namespace
+
+std::string render_table(const Topology& t, const TableOptions& opts) {
+  std::ostringstream os;
+  if (!opts.findings_only) {
+    os << "Node " << t.host << " (root " << t.root << "), fingerprint " << t.fingerprint.hash << "\n\n";
+    matrix(t, os);
+    rails(t, os);
+    roce_ports(t, opts.priority, os);
+    os << "\n";
+  }
+  int e = 0, w = 0, i = 0;
+  for (const auto& f : t.findings)
+    (f.severity == Severity::Error ? e : f.severity == Severity::Warning ? w : i)++;
+  os << "Findings on " << t.host << ": " << e << " error(s), " << w << " warning(s), " << i << " info\n";
+  for (const auto& f : t.findings) {
+    os << fmt::format("  {:<8}{:<26}{:<14}{}\n", severity_name(f.severity), f.check, f.subject, f.message);
+    if (!f.fix.empty()) os << fmt::format("  {:<48}fix: {}\n", "", f.fix);
+  }
+  return os.str();
+}
+
+std::string render_compare_table(const CompareReport& rep) {
+  std::ostringstream os;
+  if (rep.all_equal()) {
+    os << "All " << rep.nodes << " nodes have the same topology fingerprint " << rep.majority_hash << "\n";
+    return os.str();
+  }
+  if (rep.tie) {
+    os << "No majority fingerprint among " << rep.nodes << " nodes\n";
+  } else {
+    os << "Majority fingerprint " << rep.majority_hash << " (" << rep.majority_count << " of " << rep.nodes << " nodes)\n";
+  }
+  if (!rep.odd_nodes.empty()) {
+    os << "Nodes that differ:";
+    for (const auto& n : rep.odd_nodes) os << " " << n;
+    os << "\n";
+  }
+  os << "\nDifferences:\n";
+  for (const auto& d : rep.diffs) {
+    os << "  " << d.fact << ": " << (d.tie ? "no majority" : "majority '" + d.majority + "'") << "\n";
+    for (const auto& [node, v] : d.nodes) os << "    " << node << ": " << v << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace railkit::topo
