@@ -1,9 +1,11 @@
 #include "topology/sysfs.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <deque>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 
 #include "topology/parse.hpp"
@@ -60,34 +62,63 @@ std::optional<fs::path> SysfsReader::resolve(const fs::path& rel) const {
   return out;
 }
 
-std::optional<std::string> SysfsReader::text(const fs::path& rel) const {
-  auto r = resolve(rel);
-  if (!r) return std::nullopt;
-  std::ifstream in(abs(*r), std::ios::binary);
-  if (!in) return std::nullopt;
+namespace {
+
+// Reads at most kMaxFileBytes of a file with plain POSIX calls (sysfs attributes are small).
+std::optional<std::string> read_small(const fs::path& p) {
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
   std::string data;
-  data.resize(kMaxFileBytes);
-  in.read(data.data(), static_cast<std::streamsize>(data.size()));
-  if (in.bad()) return std::nullopt;
-  data.resize(static_cast<std::size_t>(in.gcount()));
-  return trim(data);
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    data.append(buf, static_cast<size_t>(n));
+    if (data.size() >= kMaxFileBytes) break;
+  }
+  ::close(fd);
+  return data;
+}
+
+}  // namespace
+
+std::optional<fs::path> SysfsReader::resolve_file(const fs::path& rel) const {
+  const fs::path parent = rel.parent_path();
+  auto it = dir_cache_.find(parent.native());
+  if (it == dir_cache_.end()) it = dir_cache_.emplace(parent.native(), resolve(parent)).first;
+  if (!it->second) return std::nullopt;
+  const fs::path candidate = *it->second / rel.filename();
+  std::error_code ec;
+  const auto st = fs::symlink_status(abs(candidate), ec);
+  if (ec || st.type() == fs::file_type::not_found) return std::nullopt;
+  if (st.type() == fs::file_type::symlink) return resolve(candidate);
+  return candidate;
+}
+
+std::optional<std::string> SysfsReader::text(const fs::path& rel) const {
+  auto r = resolve_file(rel);
+  if (!r) return std::nullopt;
+  auto data = read_small(abs(*r));
+  if (!data) return std::nullopt;
+  return trim(*data);
 }
 
 std::optional<std::vector<std::uint8_t>> SysfsReader::bytes(const fs::path& rel) const {
-  auto r = resolve(rel);
+  auto r = resolve_file(rel);
   if (!r) return std::nullopt;
-  std::ifstream in(abs(*r), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::vector<std::uint8_t> out(8192);
-  in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size()));
-  if (in.bad()) return std::nullopt;
-  out.resize(static_cast<std::size_t>(in.gcount()));
-  return out;
+  auto data = read_small(abs(*r));
+  if (!data) return std::nullopt;
+  return std::vector<std::uint8_t>(data->begin(), data->end());
 }
 
 std::vector<std::string> SysfsReader::list(const fs::path& rel) const {
   std::vector<std::string> out;
-  auto r = resolve(rel);
+  auto r = resolve_file(rel);
   if (!r) return out;
   std::error_code ec;
   fs::directory_iterator it(abs(*r), ec);
@@ -97,7 +128,7 @@ std::vector<std::string> SysfsReader::list(const fs::path& rel) const {
   return out;
 }
 
-bool SysfsReader::exists(const fs::path& rel) const { return resolve(rel).has_value(); }
+bool SysfsReader::exists(const fs::path& rel) const { return resolve_file(rel).has_value(); }
 
 void SysfsReader::problem(const fs::path& rel, std::string_view subject, bool missing, std::string_view what) {
   Finding f;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/sysinfo.hpp"
@@ -44,7 +45,11 @@ class SysfsReader {
 
  private:
   std::filesystem::path abs(const std::filesystem::path& rel) const { return root_ / rel; }
+  /// resolve() with the parent directory taken from a cache (the last component is checked each time).
+  std::optional<std::filesystem::path> resolve_file(const std::filesystem::path& rel) const;
   SysRoot root_;
+  /// Resolved directories by their unresolved relative path; a per-reader memo, not shared state.
+  mutable std::unordered_map<std::string, std::optional<std::filesystem::path>> dir_cache_;
   std::vector<Finding> problems_;
 };
 
