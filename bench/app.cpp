@@ -49,16 +49,16 @@ nlohmann::json options_json(const BenchOptions& o) {
           {"placement", placement_name(o.placement)}};
 }
 
-/// One rank's error as every rank agrees on it: the ranks where `failed` holds throw `e`,
-/// the others exit quietly with the same code.
-void agree_or_throw(Bootstrap& boot, bool failed, const Error& e) {
+/// One rank's error as every rank agrees on it: the ranks where `failed` holds print `e`
+/// (unless `speak` is false, for a node's other ranks), and every rank exits with its code.
+void agree_or_throw(Bootstrap& boot, bool failed, const Error& e, bool speak = true) {
   if (boot.allreduce_max(failed ? 1 : 0) == 0) return;
-  if (failed) throw e;
+  if (failed && speak) std::cerr << "railkit-bench: error: " << e.what() << std::endl;
   throw QuietExit(e.code());
 }
 
 void write_document(const std::string& path, const ResultsDocument& doc) {
-  write_file_atomic(path, nlohmann::json(doc).dump(2) + "\n");
+  write_file_atomic(path, dump_results(doc));
 }
 
 }  // namespace
@@ -98,12 +98,31 @@ std::string shell_join(const std::vector<std::string>& argv) {
   return out;
 }
 
+int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp);
+
 int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp) {
   if (o.backend == BackendChoice::Nccl)
     throw UnavailableError("--backend nccl: this railkit-bench was built without the NCCL backend (see --version)");
 
   mpi::Session session(argc, argv, o.timeout_s > 0);
   auto boot = mpi::make_bootstrap(session);
+  try {
+    return run_ranks(o, *boot, envp);
+  } catch (const QuietExit&) {
+    throw;
+  } catch (const Error& e) {
+    // Print before MPI_Finalize: a rank that leaves first can make the launcher kill the others.
+    // Errors every rank raises alike (usage) are printed once, by rank 0.
+    const bool alike = e.code() == ErrorCode::Usage || e.code() == ErrorCode::Unavailable;
+    if (!alike || boot->rank() == 0)
+      std::cerr << "railkit-bench: error: " << e.what() << (boot->rank() && !alike ? fmt::format(" [rank {}]", boot->rank()) : "")
+                << std::endl;
+    throw QuietExit(e.code());
+  }
+}
+
+int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
+  Bootstrap* boot = &bootstrap;
   const int rank = boot->rank();
   const int nranks = boot->size();
 
@@ -114,19 +133,22 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp) {
   const Plan plan = make_plan(o, nranks);
   if (plan.sizes.empty() || plan.buffer_bytes == 0)
     throw UsageError(fmt::format("-e/--maxbytes '{}': every size leaves less than one element per rank", o.max_bytes));
-  if (plan.max_count > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
-    throw UsageError(fmt::format("-e/--maxbytes '{}': {} elements exceed MPI's int count", o.max_bytes, plan.max_count));
   {
     const std::uint64_t per_rank = 2 * plan.buffer_bytes;
     const std::uint64_t need = per_rank * static_cast<std::uint64_t>(boot->local_size());
     const auto avail = mem_available_bytes(SysRoot{});
     const bool short_of_memory = avail && need > *avail;
     agree_or_throw(*boot, short_of_memory,
-                   UsageError(fmt::format("-e/--maxbytes '{}': {} ranks on {} need {} of buffers ({} each) but only {} "
-                                          "is available",
-                                          o.max_bytes, boot->local_size(), boot->hosts()[static_cast<size_t>(rank)],
-                                          format_bytes(need), format_bytes(per_rank), format_bytes(avail.value_or(0)))));
+                   UsageError(fmt::format("-e/--maxbytes '{}': {} rank{} on {} need{} {} of buffers (2 x {} per rank) but "
+                                          "only {:.1f} GiB is available",
+                                          o.max_bytes, boot->local_size(), boot->local_size() == 1 ? "" : "s",
+                                          boot->hosts()[static_cast<size_t>(rank)], boot->local_size() == 1 ? "s" : "",
+                                          format_bytes(need), format_bytes(plan.buffer_bytes),
+                                          static_cast<double>(avail.value_or(0)) / (1ull << 30))),
+                   boot->local_rank() == 0);
   }
+  if (plan.max_count > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    throw UsageError(fmt::format("-e/--maxbytes '{}': {} elements exceed MPI's int count", o.max_bytes, plan.max_count));
   if (!o.output_file.empty()) {
     std::string why;
     if (rank == 0) {

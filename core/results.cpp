@@ -8,7 +8,9 @@ using nlohmann::json;
 
 namespace {
 
-json summary_json(const Summary& s) {
+using ojson = nlohmann::ordered_json;
+
+ojson summary_json(const Summary& s) {
   return {{"avg", s.avg}, {"min", s.min}, {"max", s.max}, {"p50", s.p50}, {"p99", s.p99}, {"cv", s.cv}};
 }
 
@@ -23,8 +25,8 @@ Summary summary_from(const json& j) {
   return s;
 }
 
-json record_json(const ResultRecord& r) {
-  json j = {{"op", r.op},
+ojson record_json(const ResultRecord& r) {
+  ojson j = {{"op", r.op},
             {"dtype", r.dtype},
             {"redop", r.redop},
             {"root", r.root},
@@ -36,7 +38,7 @@ json record_json(const ResultRecord& r) {
             {"time_us", summary_json(r.time_us)},
             {"algbw_GBps", r.algbw_GBps},
             {"busbw_GBps", r.busbw_GBps},
-            {"wrong", r.wrong ? json(*r.wrong) : json(nullptr)},
+            {"wrong", r.wrong ? ojson(*r.wrong) : ojson(nullptr)},
             {"ranks",
              {{"time_us_min", r.ranks.time_us_min},
               {"time_us_max", r.ranks.time_us_max},
@@ -81,11 +83,19 @@ void update_summary(ResultsDocument& doc) {
   doc.summary.errors = wrong;
 }
 
-void to_json(json& j, const ResultsDocument& d) {
+std::string dump_results(const ResultsDocument& d, int indent) {
   const RunInfo& r = d.run;
-  json results = json::array();
+  ojson results = ojson::array();
   for (const auto& rec : d.results) results.push_back(record_json(rec));
-  j = {{"schema", d.schema},
+  ojson observed = ojson::parse(d.observed.dump());
+  ojson options = ojson::parse(r.options.dump());
+  ojson error = nullptr;
+  if (d.error)
+    error = {{"code", d.error->code},
+             {"exit_code", d.error->exit_code},
+             {"message", d.error->message},
+             {"detail", ojson::parse(d.error->detail.dump())}};
+  const ojson j = {{"schema", d.schema},
        {"run",
         {{"label", r.label},
          {"backend", r.backend},
@@ -98,18 +108,15 @@ void to_json(json& j, const ResultsDocument& d) {
          {"env", r.env},
          {"start_time", r.start_time},
          {"average", r.average},
-         {"options", r.options}}},
+         {"options", options}}},
        {"results", std::move(results)},
-       {"observed", d.observed},
+       {"observed", observed},
        {"summary",
         {{"avg_busbw_GBps", d.summary.avg_busbw_GBps},
          {"errors", d.summary.errors},
          {"complete", d.summary.complete}}},
-       {"error", d.error ? json{{"code", d.error->code},
-                                {"exit_code", d.error->exit_code},
-                                {"message", d.error->message},
-                                {"detail", d.error->detail}}
-                         : json(nullptr)}};
+       {"error", error}};
+  return j.dump(indent) + "\n";
 }
 
 void from_json(const json& j, ResultsDocument& d) {

@@ -83,7 +83,8 @@ struct ResultsDocument {
 /// Recomputes summary.avg_busbw_GBps and summary.errors from results.
 void update_summary(ResultsDocument& doc);
 
-void to_json(nlohmann::json& j, const ResultsDocument& d);
+/// The document as JSON text, keys in schema order.
+std::string dump_results(const ResultsDocument& d, int indent = 2);
 /// Throws UsageError when the document is not railkit.results/1 or a field has the wrong type.
 void from_json(const nlohmann::json& j, ResultsDocument& d);
 

@@ -1,0 +1,422 @@
+#!/usr/bin/env python3
+"""Integration tests of railkit-bench on the MPI backend, run for real under mpirun.
+
+Each case is one ctest test (label `mpi`): `bench_cases.py --bin DIR --case NAME`.
+`--list` prints the case names (CMake registers them from it).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+SCHEMA = os.path.join(ROOT, "results", "railkit.results.schema.json")
+GOLDEN_KEYS = os.path.join(HERE, "..", "golden", "results_keys.txt")
+
+FACTORS = {
+    "all_reduce": lambda n: 2.0 * (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "alltoall": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+    "sendrecv": lambda n: 1.0,
+}
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def mpi_env():
+    env = dict(os.environ)
+    env.update({
+        "OMPI_ALLOW_RUN_AS_ROOT": "1",
+        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+        "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    })
+    return env
+
+
+class Ctx:
+    def __init__(self, bindir, tmp):
+        self.bench = os.path.join(bindir, "railkit-bench")
+        self.tmp = tmp
+
+    def run(self, args, np=None, timeout=120):
+        """Runs railkit-bench (under mpirun when np is given); returns (rc, stdout, stderr, seconds)."""
+        cmd = ([] if np is None else ["mpirun", "-np", str(np)]) + [self.bench] + [str(a) for a in args]
+        t0 = time.monotonic()
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=mpi_env())
+        return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def validate_schema(doc):
+    try:
+        import jsonschema
+    except ImportError:
+        raise Failure("python3 module jsonschema is missing (Debian: python3-jsonschema; scripts/setup.sh installs it)")
+    with open(SCHEMA) as f:
+        schema = json.load(f)
+    jsonschema.validate(doc, schema)
+
+
+def check_results(doc, nranks, expect_ops=None, expect_wrong_zero=True):
+    check(doc["schema"] == "railkit.results/1", "schema")
+    check(doc["run"]["nranks"] == nranks, "nranks %s" % doc["run"]["nranks"])
+    check(doc["run"]["backend"] == "mpi", "backend")
+    check(doc["results"], "no results")
+    for r in doc["results"]:
+        f = FACTORS[r["op"]](nranks)
+        check(abs(r["busbw_GBps"] - r["algbw_GBps"] * f) <= 1e-9 * max(1.0, r["busbw_GBps"]),
+              "busbw != algbw x factor for %s %s" % (r["op"], r["bytes"]))
+        check(abs(r["algbw_GBps"] - r["bytes"] / r["time_us"]["avg"] / 1e3) <= 1e-9 * max(1.0, r["algbw_GBps"]),
+              "algbw != bytes/time for %s" % r["op"])
+        if expect_wrong_zero:
+            check(r["wrong"] == 0, "wrong=%s for %s %s in_place=%s" % (r["wrong"], r["op"], r["bytes"], r["in_place"]))
+        t = r["time_us"]
+        check(t["min"] <= t["p50"] <= t["max"] and t["p99"] <= t["max"], "time_us order %s" % t)
+        check(r["ranks"]["time_us_min"] <= r["ranks"]["time_us_max"], "rank spread")
+        check(0 <= r["ranks"]["slowest_rank"] < nranks, "slowest rank")
+    if expect_ops is not None:
+        got = sorted({r["op"] for r in doc["results"]})
+        check(got == sorted(expect_ops), "ops %s != %s" % (got, sorted(expect_ops)))
+    n = len(doc["results"])
+    mean = sum(r["busbw_GBps"] for r in doc["results"]) / n
+    check(abs(doc["summary"]["avg_busbw_GBps"] - mean) < 1e-9 * max(1, mean), "summary avg busbw")
+    validate_schema(doc)
+
+
+def railkit_lines(stderr):
+    return [l for l in stderr.splitlines() if l.startswith("railkit-bench")]
+
+
+def expect_usage(ctx, args, needle, np=None, code=6):
+    rc, out, err, _ = ctx.run(args, np=np)
+    check(rc == code, "rc %d (want %d) for %s: %s" % (rc, code, args, err[-500:]))
+    lines = railkit_lines(err)
+    check(len(lines) == 1, "want one railkit-bench line, got %r" % lines)
+    check(needle in lines[0], "%r not in %r" % (needle, lines[0]))
+
+
+# --- collectives, datatypes, reductions, placements --------------------------------------
+
+MATRIX = [("float", "sum"), ("double", "prod"), ("int8", "max"), ("uint8", "sum"), ("int32", "min"),
+          ("uint32", "prod"), ("int64", "sum"), ("uint64", "max")]
+
+
+def run_matrix(ctx, np, dtype, op):
+    out = ctx.path("m.json")
+    rc, so, se, _ = ctx.run(["--coll", "all", "-b", "8", "-e", "96K", "-f", "8", "-d", dtype, "-o", op, "-c", "2",
+                             "-n", "3", "-w", "1", "-r", str(np - 1), "-J", out], np=np)
+    check(rc == 0, "rc %d: %s" % (rc, se[-800:]))
+    doc = load(out)
+    check_results(doc, np, expect_ops=list(FACTORS))
+    placements = {(r["op"], r["in_place"]) for r in doc["results"]}
+    check(len(placements) == 14, "every collective in both placements: %s" % sorted(placements))
+    check("# Out of bounds values : 0 OK" in so, "footer")
+
+
+for _np in (2, 4):
+    for _dt, _op in MATRIX:
+        def _f(ctx, np=_np, dt=_dt, op=_op):
+            run_matrix(ctx, np, dt, op)
+        _f.__name__ = "np%d_%s_%s" % (_np, _dt, _op)
+        CASES[_f.__name__] = _f
+
+
+@case
+def done_when_command(ctx):
+    out = ctx.path("r.json")
+    rc, so, se, _ = ctx.run(["--backend", "mpi", "--coll", "all_reduce,all_gather,reduce_scatter,alltoall", "-b", "8",
+                             "-e", "16M", "-f", "4", "-c", "1", "-J", out], np=4, timeout=300)
+    check(rc == 0, "rc %d: %s" % (rc, se[-800:]))
+    doc = load(out)
+    check_results(doc, 4, expect_ops=["all_reduce", "all_gather", "reduce_scatter", "alltoall"])
+    # 8 x 4^k up to 16M: the largest size is 8M, as in nccl-tests
+    check(max(r["bytes"] for r in doc["results"]) == 8 << 20, "largest size 8M")
+
+
+@case
+def table_matches_document(ctx):
+    out = ctx.path("t.json")
+    rc, so, se, _ = ctx.run(["--coll", "all_reduce,broadcast", "-b", "1K", "-e", "64K", "-f", "4", "-J", out], np=2)
+    check(rc == 0, se)
+    doc = load(out)
+    rows = [l.split() for l in so.splitlines() if l and not l.startswith("#")]
+    check(len(rows) == 2 * 4, "rows %d" % len(rows))
+    by_key = {(r["op"], r["bytes"], r["in_place"]): r for r in doc["results"]}
+    ops = ["all_reduce"] * 4 + ["broadcast"] * 4
+    for op, row in zip(ops, rows):
+        size = int(row[0])
+        out_r, in_r = by_key[(op, size, False)], by_key[(op, size, True)]
+        check(int(row[1]) == out_r["count"], "count column")
+        check(row[2] == "float" and row[3] == out_r["redop"] and int(row[4]) == out_r["root"], "type/redop/root")
+        check(abs(float(row[5]) - out_r["time_us"]["avg"]) <= 0.006 + 1e-3 * out_r["time_us"]["avg"], "time column")
+        check(abs(float(row[9]) - in_r["time_us"]["avg"]) <= 0.006 + 1e-3 * in_r["time_us"]["avg"], "in-place time")
+    check("# Avg bus bandwidth    : " in so, "avg line")
+
+
+@case
+def root_and_average_modes(ctx):
+    for a, name in ((0, "rank0"), (1, "avg"), (2, "min"), (3, "max")):
+        out = ctx.path("a%d.json" % a)
+        rc, so, se, _ = ctx.run(["--coll", "broadcast,reduce", "-b", "4K", "-e", "4K", "-r", "2", "-a", a, "-J", out], np=4)
+        check(rc == 0, se)
+        doc = load(out)
+        check(doc["run"]["average"] == name, "average recorded")
+        for r in doc["results"]:
+            check(r["root"] == 2, "root")
+            lo, hi = r["ranks"]["time_us_min"], r["ranks"]["time_us_max"]
+            check(lo - 1e-9 <= r["time_us"]["avg"] <= hi + 1e-9, "reduced time within rank spread")
+            if a == 2:
+                check(abs(r["time_us"]["avg"] - lo) < 1e-9, "-a 2 is the minimum")
+            if a == 3:
+                check(abs(r["time_us"]["avg"] - hi) < 1e-9, "-a 3 is the maximum")
+
+
+@case
+def cycles_stepbytes_and_placement(ctx):
+    out = ctx.path("c.json")
+    rc, so, se, _ = ctx.run(["--coll", "sendrecv", "-b", "1K", "-e", "4K", "-i", "1K", "-N", "2", "--placement", "in",
+                             "--label", "drill one", "-J", out], np=2)
+    check(rc == 0, se)
+    doc = load(out)
+    check(len(doc["results"]) == 8, "4 sizes x 2 cycles, in-place only: %d" % len(doc["results"]))
+    check({r["cycle"] for r in doc["results"]} == {0, 1}, "cycles")
+    check(all(r["in_place"] for r in doc["results"]), "in-place only")
+    check([r["bytes"] for r in doc["results"]][:4] == [1024, 2048, 3072, 4096], "step bytes")
+    check(doc["run"]["label"] == "drill one", "label")
+    check(so.count("# Collective: sendrecv") == 2, "a section per cycle")
+
+
+@case
+def check_off_gives_null_wrong(ctx):
+    out = ctx.path("n.json")
+    rc, so, se, _ = ctx.run(["-b", "64", "-e", "64", "-c", "0", "-J", out], np=2)
+    check(rc == 0, se)
+    doc = load(out)
+    check(all(r["wrong"] is None for r in doc["results"]), "wrong null")
+    check("N/A" in so, "N/A column")
+    validate_schema(doc)
+
+
+@case
+def rounding_is_announced(ctx):
+    out = ctx.path("round.json")
+    rc, so, se, _ = ctx.run(["--coll", "all_gather", "-b", "100", "-e", "100", "-J", out], np=3)
+    check(rc == 0, se)
+    check("# note: all_gather: 1 size rounded down to a multiple of 12 B" in so, so)
+    doc = load(out)
+    check(doc["results"][0]["bytes"] == 96 and doc["results"][0]["count"] == 8, "96 B, 8 per rank")
+
+
+@case
+def env_and_command_recorded(ctx):
+    out = ctx.path("e.json")
+    env_before = dict(os.environ)
+    os.environ["NCCL_TESTS_IGNORED"] = "1"
+    os.environ["OMPI_MCA_coll_tuned_use_dynamic_rules"] = "1"
+    os.environ["RAILKIT_TRACE"] = "x y"
+    try:
+        rc, so, se, _ = ctx.run(["-b", "8", "-e", "8", "-J", out], np=2)
+    finally:
+        os.environ.clear()
+        os.environ.update(env_before)
+    check(rc == 0, se)
+    doc = load(out)
+    env = doc["run"]["env"]
+    check(env.get("OMPI_MCA_coll_tuned_use_dynamic_rules") == "1", "OMPI_MCA_ recorded")
+    check(env.get("RAILKIT_TRACE") == "x y", "RAILKIT_ recorded")
+    check("PATH" not in env and "HOME" not in env, "only variables that shape the run")
+    check("railkit-bench -b 8 -e 8 -J" in doc["run"]["command"], doc["run"]["command"])
+    ranks = doc["observed"]["ranks"]
+    check(len(ranks) == 2 and all(r["peak_rss_bytes"] > 0 for r in ranks), "per-rank peak RSS")
+
+
+@case
+def json_keys_match_golden(ctx):
+    out = ctx.path("k.json")
+    rc, so, se, _ = ctx.run(["-b", "8", "-e", "8", "-J", out], np=2)
+    check(rc == 0, se)
+    doc = load(out)
+    keys = set()
+
+    def walk(v, prefix):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if prefix in ("run.env", "observed"):
+                    continue
+                keys.add(prefix + "." + k if prefix else k)
+                walk(x, prefix + "." + k if prefix else k)
+        elif isinstance(v, list) and v and prefix in ("results",):
+            walk(v[0], prefix + "[]")
+
+    walk(doc, "")
+    with open(GOLDEN_KEYS) as f:
+        want = {l.strip() for l in f if l.strip() and not l.startswith("#")}
+    check(keys == want, "keys differ: extra %s missing %s" % (sorted(keys - want), sorted(want - keys)))
+
+
+# --- watchdog ---------------------------------------------------------------------------
+
+def stall(ctx, rank):
+    out = ctx.path("stall%d.json" % rank)
+    rc, so, se, secs = ctx.run(["--coll", "all_reduce", "-b", "8", "-e", "1K", "-f", "4", "-T", "3", "--inject-stall",
+                                rank, "-J", out], np=4, timeout=60)
+    check(rc == 4, "rc %d, want 4 (timeout): %s" % (rc, se[-800:]))
+    check(secs < 3 + 8, "took %.1f s, want < T + 8 s" % secs)
+    lines = [l for l in se.splitlines() if l.startswith("railkit-bench: error: timeout")]
+    check(len(lines) == 1, "one timeout line: %r" % se[-800:])
+    check("all_reduce 8 B iteration 0" in lines[0], lines[0])
+    check("ranks that had not arrived: %d (" % rank in lines[0], lines[0])
+    doc = load(out)
+    check(doc["error"]["code"] == "timeout" and doc["error"]["exit_code"] == 4, "error record")
+    check(doc["error"]["detail"]["not_arrived"] == [rank], "not_arrived %s" % doc["error"]["detail"]["not_arrived"])
+    states = {r["rank"]: r["state"] for r in doc["error"]["detail"]["ranks"]}
+    check(states[rank] == "stalled", "stalled rank state %s" % states)
+    check(doc["summary"]["complete"] is False, "incomplete")
+    validate_schema(doc)
+
+
+@case
+def watchdog_stall_rank2(ctx):
+    stall(ctx, 2)
+
+
+@case
+def watchdog_stall_rank0(ctx):
+    stall(ctx, 0)
+
+
+@case
+def watchdog_keeps_finished_results(ctx):
+    # The stall hits the first timed collective of the run; an earlier completed collective stays in
+    # the document: run all_gather first (measured) with a stall only reachable later is not possible
+    # with --inject-stall (it fires at the first timed op), so check instead that a run whose watchdog
+    # never fires keeps working with -T set (MPI_THREAD_MULTIPLE path).
+    out = ctx.path("wd_ok.json")
+    rc, so, se, _ = ctx.run(["--coll", "all_reduce,alltoall", "-b", "8", "-e", "64K", "-f", "8", "-T", "20", "-J", out],
+                            np=4)
+    check(rc == 0, se)
+    check_results(load(out), 4)
+
+
+@case
+def inject_delay_slows_every_timed_op(ctx):
+    out = ctx.path("d.json")
+    rc, so, se, _ = ctx.run(["-b", "8", "-e", "1K", "-f", "8", "-n", "5", "--inject-delay-us", "1:3000", "-J", out], np=2)
+    check(rc == 0, se)
+    check("# fire drill: rank 1 sleeps 3000 us before each timed collective" in so, "announced")
+    for r in load(out)["results"]:
+        check(r["time_us"]["avg"] >= 3000, "time %.1f us < injected delay" % r["time_us"]["avg"])
+
+
+# --- bad input --------------------------------------------------------------------------
+
+@case
+def bad_sizes(ctx):
+    expect_usage(ctx, ["-b", "64M", "-e", "1M"], "-b/--minbytes '67108864' is larger than -e/--maxbytes '1048576'")
+    expect_usage(ctx, ["-b", "0"], "-b/--minbytes '0'")
+    expect_usage(ctx, ["-e", "-4K"], "-e/--maxbytes '-4K'")
+    expect_usage(ctx, ["-b", "1K", "-e", "8K", "-f", "1", "-i", "0"], "never grows")
+    expect_usage(ctx, ["-b", "1K", "-e", "2K", "-f", "1", "-i", "0"], "never grows", np=2)
+
+
+@case
+def bad_names(ctx):
+    expect_usage(ctx, ["--coll", "all_reduce,allgather"], "--coll 'allgather'")
+    expect_usage(ctx, ["-d", "float8"], "-d/--datatype 'float8'")
+    expect_usage(ctx, ["-o", "xor"], "-o/--op 'xor'")
+    expect_usage(ctx, ["-d", "half"], "-d/--datatype 'half' is only available on the nccl backend")
+    expect_usage(ctx, ["-o", "avg"], "-o/--op 'avg' is only available on the nccl backend")
+    expect_usage(ctx, ["--coll", "nope"], "--coll 'nope'", np=2)
+
+
+@case
+def bad_root_and_ranks(ctx):
+    expect_usage(ctx, ["--coll", "broadcast", "-r", "5", "-b", "8", "-e", "8"], "-r/--root '5': only 2 ranks", np=2)
+    expect_usage(ctx, ["-b", "8", "-e", "8", "--inject-delay-us", "9:10"], "--inject-delay-us '9:10': only 2 ranks", np=2)
+
+
+@case
+def memory_checked_before_allocating(ctx):
+    expect_usage(ctx, ["-b", "200G", "-e", "200G"], "-e/--maxbytes '214748364800': 1 ranks on")
+    expect_usage(ctx, ["-d", "int8", "-b", "3G", "-e", "3G"], "elements exceed MPI's int count")
+    expect_usage(ctx, ["-b", "100G", "-e", "100G"], "need", np=2)
+
+
+@case
+def output_path_checked_before_running(ctx):
+    expect_usage(ctx, ["-b", "8", "-e", "8", "-J", "/nonexistent-dir/x/r.json"], "-J/--output_file '/nonexistent-dir/x/r.json'")
+    expect_usage(ctx, ["-b", "8", "-e", "8", "-J", ctx.tmp], "is a directory", np=2)
+
+
+@case
+def nccl_backend_unavailable(ctx):
+    rc, so, se, _ = ctx.run(["--backend", "nccl", "-b", "8", "-e", "8"])
+    check(rc == 5, "rc %d" % rc)
+    check(len(railkit_lines(se)) == 1 and "nccl" in railkit_lines(se)[0], se)
+
+
+@case
+def version_and_help(ctx):
+    rc, so, se, _ = ctx.run(["--version"])
+    check(rc == 0 and so.startswith("railkit-bench ") and "backends: mpi (" in so, so)
+    rc, so, se, _ = ctx.run(["--help"])
+    check(rc == 0 and "--inject-delay-us" in so and "-J,--output_file" in so, so[:300])
+
+
+@case
+def singleton_without_mpirun(ctx):
+    out = ctx.path("single.json")
+    rc, so, se, _ = ctx.run(["--coll", "all", "-b", "8", "-e", "4K", "-f", "8", "-J", out])
+    check(rc == 0, se)
+    check_results(load(out), 1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin")
+    ap.add_argument("--case")
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args()
+    if a.list:
+        print(";".join(CASES))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="railkit-it-") as tmp:
+        try:
+            CASES[a.case](Ctx(a.bin, tmp))
+        except Failure as e:
+            print("FAIL %s: %s" % (a.case, e))
+            return 1
+    print("ok %s" % a.case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/options.hpp"
+#include "core/error.hpp"
+
+using namespace railkit::bench;
+
+namespace {
+
+ParsedCli parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "railkit-bench");
+  std::vector<const char*> argv;
+  for (auto& a : args) argv.push_back(a.c_str());
+  std::string help;
+  return parse_cli(static_cast<int>(argv.size()), argv.data(), help);
+}
+
+/// Expects a UsageError whose message names `needle`.
+void expect_usage(std::vector<std::string> args, const std::string& needle) {
+  try {
+    parse(args);
+    ADD_FAILURE() << "accepted: " << ::testing::PrintToString(args);
+  } catch (const railkit::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "more than one line: " << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(Options, DefaultsFollowNcclTests) {
+  const BenchOptions o = parse({}).options;
+  EXPECT_EQ(o.min_bytes, 32u << 20);
+  EXPECT_EQ(o.max_bytes, 32u << 20);
+  EXPECT_EQ(o.iters, 20);
+  EXPECT_EQ(o.check_passes, 1);
+  EXPECT_EQ(o.dtype, DType::Float);
+  EXPECT_EQ(o.redop, RedOp::Sum);
+  EXPECT_EQ(o.average, Average::Avg);
+  EXPECT_EQ(o.placement, Placement::Both);
+  EXPECT_EQ(o.colls, std::vector<Coll>{Coll::AllReduce});
+}
+
+TEST(Options, ShortAndLongFlags) {
+  const BenchOptions o = parse({"-b", "8", "-e", "64M", "-f", "2", "-n", "5", "-w", "0", "-c", "2", "-d", "int8", "-o",
+                                "max", "-r", "1", "-a", "3", "-N", "2", "-T", "10", "-J", "x.json", "--coll",
+                                "all_reduce,alltoall", "--label", "L", "--placement", "in", "--inject-delay-us", "1:300",
+                                "--inject-delay-us", "0:5"})
+                             .options;
+  EXPECT_EQ(o.min_bytes, 8u);
+  EXPECT_EQ(o.max_bytes, 64u << 20);
+  EXPECT_EQ(o.step_factor, 2u);
+  EXPECT_EQ(o.iters, 5);
+  EXPECT_EQ(o.warmup_iters, 0);
+  EXPECT_EQ(o.check_passes, 2);
+  EXPECT_EQ(o.dtype, DType::Int8);
+  EXPECT_EQ(o.redop, RedOp::Max);
+  EXPECT_EQ(o.root, 1);
+  EXPECT_EQ(o.average, Average::Max);
+  EXPECT_EQ(o.run_cycles, 2);
+  EXPECT_DOUBLE_EQ(o.timeout_s, 10);
+  EXPECT_EQ(o.output_file, "x.json");
+  EXPECT_EQ(o.colls, (std::vector<Coll>{Coll::AllReduce, Coll::AllToAll}));
+  EXPECT_EQ(o.placement, Placement::In);
+  ASSERT_EQ(o.inject_delays.size(), 2u);
+  EXPECT_EQ(o.inject_delays[0].rank, 1);
+  EXPECT_EQ(o.inject_delays[0].delay_us, 300u);
+  const BenchOptions l = parse({"--minbytes", "1K", "--maxbytes", "1M", "--stepfactor", "4", "--datatype", "double",
+                                "--op", "prod", "--coll", "all"})
+                             .options;
+  EXPECT_EQ(l.min_bytes, 1024u);
+  EXPECT_EQ(l.colls.size(), 7u);
+}
+
+TEST(Options, BadInputNamesTheFlagAndValue) {
+  expect_usage({"-b", "64M", "-e", "1M"}, "-b/--minbytes '67108864' is larger than -e/--maxbytes '1048576'");
+  expect_usage({"--coll", "all_reduce,allreduce"}, "--coll 'allreduce'");
+  expect_usage({"-d", "float8"}, "-d/--datatype 'float8'");
+  expect_usage({"-o", "xor"}, "-o/--op 'xor'");
+  expect_usage({"-b", "0"}, "-b/--minbytes '0'");
+  expect_usage({"-e", "-5"}, "-e/--maxbytes '-5'");
+  expect_usage({"-b", "8", "-e", "64", "-f", "1", "-i", "0"}, "never grows");
+  expect_usage({"-f", "0"}, "-f/--stepfactor '0'");
+  expect_usage({"-n", "0"}, "-n/--iters '0'");
+  expect_usage({"-a", "4"}, "-a/--average '4'");
+  expect_usage({"-N", "0"}, "-N/--run_cycles '0'");
+  expect_usage({"-T", "x"}, "-T/--timeout 'x'");
+  expect_usage({"--placement", "sideways"}, "--placement 'sideways'");
+  expect_usage({"--backend", "gloo"}, "--backend 'gloo'");
+  expect_usage({"--inject-stall", "1"}, "--inject-stall '1' needs -T/--timeout");
+  expect_usage({"--inject-delay-us", "3"}, "--inject-delay-us '3'");
+  expect_usage({"--no-such-flag"}, "--no-such-flag");
+}
+
+TEST(Options, ValidateAgainstRankCount) {
+  BenchOptions o;
+  o.root = 4;
+  EXPECT_THROW(validate(o, 4), railkit::UsageError);
+  EXPECT_NO_THROW(validate(o, 5));
+  o.root = 0;
+  o.inject_delays.push_back({7, 10});
+  EXPECT_THROW(validate(o, 4), railkit::UsageError);
+}
+
+TEST(Options, HelpAndVersionExitEarly) {
+  EXPECT_TRUE(parse({"--help"}).exit_now);
+  const ParsedCli v = parse({"--version"});
+  EXPECT_TRUE(v.exit_now);
+  EXPECT_TRUE(v.show_version);
+}

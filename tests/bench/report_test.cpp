@@ -1,0 +1,107 @@
+// Golden-output test of the table: header, rows and footer must match golden/table.txt line by
+// line, so parsers written for nccl-tests keep working. RAILKIT_UPDATE_GOLDEN=1 rewrites the file.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "bench/report.hpp"
+
+using namespace railkit::bench;
+
+namespace {
+
+railkit::ResultRecord rec(const char* op, const char* redop, std::uint64_t bytes, std::uint64_t count, bool in_place,
+                          double t, double algbw, double busbw, std::optional<std::int64_t> wrong) {
+  railkit::ResultRecord r;
+  r.op = op;
+  r.dtype = "float";
+  r.redop = redop;
+  r.root = -1;
+  r.bytes = bytes;
+  r.count = count;
+  r.in_place = in_place;
+  r.time_us = {t, t * 0.9, t * 1.5, t, t * 1.4, 0.1};
+  r.algbw_GBps = algbw;
+  r.busbw_GBps = busbw;
+  r.wrong = wrong;
+  r.ranks = {t * 0.95, t * 1.05, in_place ? 3 : 1, "node-a"};
+  return r;
+}
+
+std::string render() {
+  std::ostringstream os;
+  TableReporter t(os);
+  RunHeader h;
+  h.run.railkit_version = "0.1.0";
+  h.run.backend = "mpi";
+  h.run.backend_version = "Open MPI v4.1.4";
+  h.run.nranks = 4;
+  h.run.nnodes = 1;
+  h.options.min_bytes = 8;
+  h.options.max_bytes = 1 << 20;
+  h.options.step_factor = 2;
+  h.options.colls = {Coll::AllReduce, Coll::AllGather};
+  h.ranks = {{0, 100, "node-a"}, {1, 101, "node-a"}, {2, 102, "node-a"}, {3, 103, "node-a"}};
+  h.notes = {"all_gather: 1 size below 16 B skipped: less than one float element per rank"};
+  t.run_start(h);
+  t.coll_start(Coll::AllReduce, 0);
+  t.row(Row{Coll::AllReduce, coll_sizes(Coll::AllReduce, 8, 4, 4), rec("all_reduce", "sum", 8, 2, false, 8.23, 0.00097, 0.00146, 0),
+            rec("all_reduce", "sum", 8, 2, true, 6.18, 0.0013, 0.0019, 0)});
+  t.row(Row{Coll::AllReduce, coll_sizes(Coll::AllReduce, 1 << 20, 4, 4),
+            rec("all_reduce", "sum", 1 << 20, 262144, false, 1234567.891, 1234.5678, 12345.678, 0), std::nullopt});
+  t.coll_start(Coll::AllGather, 0);
+  t.row(Row{Coll::AllGather, coll_sizes(Coll::AllGather, 32, 4, 4), std::nullopt,
+            rec("all_gather", "none", 32, 2, true, 6.29, 0.01, 0.0, std::nullopt)});
+  railkit::ResultsDocument doc;
+  doc.summary.errors = 0;
+  doc.summary.avg_busbw_GBps = 0.343671;
+  t.run_end(doc);
+  return os.str();
+}
+
+}  // namespace
+
+TEST(TableReporter, MatchesGolden) {
+  const std::string got = render();
+  const std::string path = std::string(RAILKIT_GOLDEN_DIR) + "/table.txt";
+  if (const char* u = std::getenv("RAILKIT_UPDATE_GOLDEN"); u && std::string(u) == "1") {
+    std::ofstream(path) << got;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "missing " << path;
+  std::stringstream want;
+  want << in.rdbuf();
+  std::istringstream g(got), w(want.str());
+  std::string gl, wl;
+  int line = 0;
+  while (std::getline(w, wl)) {
+    ++line;
+    ASSERT_TRUE(std::getline(g, gl)) << "output ends before golden line " << line << ": " << wl;
+    EXPECT_EQ(gl, wl) << "line " << line;
+  }
+  EXPECT_FALSE(std::getline(g, gl)) << "extra output line: " << gl;
+}
+
+TEST(TableReporter, ColumnsOfDataRowsAlignWithNcclTests) {
+  // nccl-tests: "%12li  %12li  %8s  %6s  %6s" then per placement "  %7s  %6s  %6s  %6g"
+  const std::string out = render();
+  std::istringstream s(out);
+  std::string l;
+  while (std::getline(s, l)) {
+    if (l.empty() || l[0] == '#') continue;
+    EXPECT_EQ(l.substr(0, 12).find_first_not_of(' ') != std::string::npos, true);
+    EXPECT_EQ(l[12], ' ');
+    EXPECT_EQ(l[13], ' ');
+    EXPECT_EQ(l.substr(26, 2), "  ");
+    EXPECT_EQ(l.substr(36, 2), "  ");
+  }
+}
+
+TEST(TableReporter, FormatColumnShrinksDecimals) {
+  EXPECT_EQ(format_column(8.234, 7), "8.23");
+  EXPECT_EQ(format_column(12345.678, 7), "12345.7");
+  EXPECT_EQ(format_column(1234567.891, 7), "1234568");
+  EXPECT_EQ(format_column(123456789.0, 6), "1e+08");
+}

@@ -1,0 +1,65 @@
+#include <gtest/gtest.h>
+
+#include "bench/types.hpp"
+
+using namespace railkit::bench;
+
+TEST(Types, NamesRoundTrip) {
+  for (const auto& d : all_dtypes()) EXPECT_EQ(parse_dtype(d.name), d.type);
+  for (const auto& o : all_redops()) EXPECT_EQ(parse_redop(o.name), o.op);
+  for (const auto& c : all_colls()) EXPECT_EQ(parse_coll(c.name), c.coll);
+  EXPECT_EQ(all_colls().size(), 7u);
+  EXPECT_FALSE(parse_coll("allreduce").has_value());
+  EXPECT_EQ(info(DType::Double).size_bytes, 8u);
+  EXPECT_EQ(info(DType::BFloat16).size_bytes, 2u);
+}
+
+TEST(Types, BusbwFactorsFollowNcclTests) {
+  EXPECT_DOUBLE_EQ(busbw_factor(Coll::AllReduce, 4), 1.5);
+  EXPECT_DOUBLE_EQ(busbw_factor(Coll::AllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(Coll::AllGather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(Coll::ReduceScatter, 2), 0.5);
+  EXPECT_DOUBLE_EQ(busbw_factor(Coll::AllToAll, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(Coll::Broadcast, 4), 1.0);
+  EXPECT_DOUBLE_EQ(busbw_factor(Coll::Reduce, 4), 1.0);
+  EXPECT_DOUBLE_EQ(busbw_factor(Coll::SendRecv, 4), 1.0);
+  EXPECT_DOUBLE_EQ(busbw_factor(Coll::AllReduce, 1), 0.0);
+}
+
+TEST(Types, SizesFollowNcclTests) {
+  // all_reduce: everything is the requested count
+  auto s = coll_sizes(Coll::AllReduce, 1024, 4, 4);
+  EXPECT_EQ(s.param_count, 256u);
+  EXPECT_EQ(s.bytes, 1024u);
+  EXPECT_FALSE(s.rounded);
+  // all_gather: per-rank count = count / n, size column = receive bytes
+  s = coll_sizes(Coll::AllGather, 1024, 4, 4);
+  EXPECT_EQ(s.param_count, 64u);
+  EXPECT_EQ(s.send_count, 64u);
+  EXPECT_EQ(s.recv_count, 256u);
+  EXPECT_EQ(s.bytes, 1024u);
+  // reduce_scatter: size column = send bytes
+  s = coll_sizes(Coll::ReduceScatter, 1024, 4, 4);
+  EXPECT_EQ(s.send_count, 256u);
+  EXPECT_EQ(s.recv_count, 64u);
+  EXPECT_EQ(s.bytes, 1024u);
+  // rounding: 100 B of floats on 3 ranks -> 25 elements -> 8 per rank -> 96 B
+  s = coll_sizes(Coll::AllToAll, 100, 4, 3);
+  EXPECT_EQ(s.param_count, 8u);
+  EXPECT_EQ(s.bytes, 96u);
+  EXPECT_TRUE(s.rounded);
+  // too small for one element per rank
+  EXPECT_EQ(coll_sizes(Coll::AllGather, 8, 4, 4).param_count, 0u);
+  // odd byte counts round down to whole elements
+  s = coll_sizes(Coll::Broadcast, 10, 8, 2);
+  EXPECT_EQ(s.param_count, 1u);
+  EXPECT_TRUE(s.rounded);
+}
+
+TEST(Types, SizeSequence) {
+  EXPECT_EQ(size_sequence(8, 128, 2, 0), (std::vector<std::uint64_t>{8, 16, 32, 64, 128}));
+  EXPECT_EQ(size_sequence(8, 100, 4, 0), (std::vector<std::uint64_t>{8, 32}));
+  EXPECT_EQ(size_sequence(10, 30, 1, 10), (std::vector<std::uint64_t>{10, 20, 30}));
+  EXPECT_EQ(size_sequence(64, 64, 1, 0), (std::vector<std::uint64_t>{64}));
+  EXPECT_EQ(size_sequence(1ull << 62, ~0ull, 4, 0).size(), 1u);  // overflow stops
+}

@@ -1,0 +1,91 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/results.hpp"
+
+namespace {
+
+railkit::ResultsDocument sample() {
+  railkit::ResultsDocument d;
+  d.run.label = "lab";
+  d.run.backend = "mpi";
+  d.run.backend_version = "Open MPI v4.1.4";
+  d.run.railkit_version = "0.1.0";
+  d.run.nranks = 4;
+  d.run.nnodes = 1;
+  d.run.hosts = {"h0"};
+  d.run.command = "railkit-bench -b 8";
+  d.run.env = {{"NCCL_DEBUG", "INFO"}};
+  d.run.start_time = "2026-11-29T00:00:00Z";
+  d.run.average = "avg";
+  railkit::ResultRecord r;
+  r.op = "all_reduce";
+  r.dtype = "float";
+  r.redop = "sum";
+  r.bytes = 1024;
+  r.count = 256;
+  r.iters = 20;
+  r.time_us = {10, 9, 12, 10, 11.5, 0.1};
+  r.algbw_GBps = 0.1024;
+  r.busbw_GBps = 0.1536;
+  r.wrong = 0;
+  r.ranks = {9.5, 10.5, 3, "h0"};
+  d.results.push_back(r);
+  r.in_place = true;
+  r.wrong.reset();
+  r.busbw_GBps = 0.2;
+  d.results.push_back(r);
+  d.observed = {{"x", 1}};
+  railkit::update_summary(d);
+  return d;
+}
+
+}  // namespace
+
+TEST(Results, RoundTripKeepsEveryField) {
+  const railkit::ResultsDocument d = sample();
+  const std::string text = railkit::dump_results(d);
+  railkit::ResultsDocument back;
+  railkit::from_json(nlohmann::json::parse(text), back);
+  EXPECT_EQ(railkit::dump_results(back), text);
+  EXPECT_FALSE(back.results[1].wrong.has_value());
+  EXPECT_EQ(back.results[0].ranks.slowest_rank, 3);
+  EXPECT_EQ(back.run.env.at("NCCL_DEBUG"), "INFO");
+}
+
+TEST(Results, SummaryIsPlainMeanAndWrongTotal) {
+  railkit::ResultsDocument d = sample();
+  d.results[0].wrong = 5;
+  railkit::update_summary(d);
+  EXPECT_DOUBLE_EQ(d.summary.avg_busbw_GBps, (0.1536 + 0.2) / 2);
+  EXPECT_EQ(d.summary.errors, 5);
+}
+
+TEST(Results, SchemaKeyOrderStartsWithSchema) {
+  const std::string text = railkit::dump_results(sample());
+  EXPECT_EQ(text.find("\"schema\": \"railkit.results/1\""), 4u);
+}
+
+TEST(Results, RejectsOtherSchemasAndTypeErrors) {
+  nlohmann::json j = nlohmann::json::parse(railkit::dump_results(sample()));
+  railkit::ResultsDocument d;
+  j["schema"] = "railkit.results/2";
+  EXPECT_THROW(railkit::from_json(j, d), railkit::UsageError);
+  j["schema"] = "railkit.results/1";
+  j["results"][0]["bytes"] = "many";
+  EXPECT_THROW(railkit::from_json(j, d), railkit::UsageError);
+}
+
+TEST(Results, ErrorRecordRoundTrips) {
+  railkit::ResultsDocument d = sample();
+  d.summary.complete = false;
+  d.error = railkit::ErrorRecord{"timeout", 4, "stuck", {{"not_arrived", {2}}}};
+  railkit::ResultsDocument back;
+  railkit::from_json(nlohmann::json::parse(railkit::dump_results(d)), back);
+  ASSERT_TRUE(back.error.has_value());
+  EXPECT_EQ(back.error->exit_code, 4);
+  EXPECT_EQ(back.error->detail["not_arrived"][0], 2);
+  EXPECT_FALSE(back.summary.complete);
+}
