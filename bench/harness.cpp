@@ -170,8 +170,9 @@ std::optional<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in
     if (d.rank == me) delay_us += d.delay_us;
   const bool stall_here = o_.inject_stall_rank && *o_.inject_stall_rank == me && !stalled_once_;
 
+  OpPoint point{phase, s.bytes, -1, in_place};
   for (int w = 0; w < o_.warmup_iters; ++w) {
-    wd_.enter(OpPoint{phase, s.bytes, -1, in_place});
+    wd_.enter(point);
     comm_.run(call);
     wd_.leave();
   }
@@ -182,11 +183,12 @@ std::optional<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in
   for (int i = 0; i < o_.iters; ++i) {
     const auto ti = Clock::now();
     if (delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+    point.iteration = i;
     if (stall_here) {
       stalled_once_ = true;
-      wd_.stall(OpPoint{phase, s.bytes, i, in_place});
+      wd_.stall(point);
     }
-    wd_.enter(OpPoint{phase, s.bytes, i, in_place});
+    wd_.enter(point);
     comm_.run(call);
     wd_.leave();
     mine[static_cast<std::size_t>(i) + 1] = us_between(ti, Clock::now());
