@@ -7,9 +7,11 @@
 
 namespace railkit::topo {
 
-/// PCIe path type between two functions, with nvidia-smi's meaning:
-/// PIX at most one bridge, PXB several bridges without the host bridge, PHB through the host
-/// bridge, NODE across host bridges of one NUMA node, SYS across NUMA nodes (or NUMA unknown).
+/// PCIe path type between two functions, with nvidia-smi's (NVML's) meaning:
+/// PIX at most one PCIe switch, PXB several switches without the host bridge, PHB through the
+/// host bridge (different root ports), NODE across host bridges of one NUMA node, SYS across
+/// NUMA nodes (or NUMA unknown). A switch = an upstream port and its downstream port: below the
+/// root port, the bridge chain is read in pairs.
 PathType classify_pci(const PciFunction& a, const PciFunction& b);
 
 /// Fills topo.paths: every GPU-GPU, GPU-NIC and NIC-NIC pair. GPU-GPU pairs are NV# or their

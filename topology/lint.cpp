@@ -50,7 +50,7 @@ class Linter {
         out_.push_back(make("port.not_active", critical ? Severity::Error : Severity::Warning, n.name,
                             n.name + " port " + std::to_string(p.num) + " is " + p.state +
                                 (p.phys_state.empty() ? "" : " / " + p.phys_state) +
-                                (n.rail ? " (rail NIC)" : " (not a rail NIC)"),
+                                (critical ? " (the rail port)" : n.rail ? " (rail NIC, not the port in use)" : " (not a rail NIC)"),
                             "check the cable, the switch port and `ibstat " + n.name + "`; the port must be ACTIVE/LinkUp"));
       }
     }

@@ -6,17 +6,40 @@
 
 namespace railkit::topo {
 
+namespace {
+
+// A function's position seen as nvidia-smi/NVML see it: the root port it hangs from, then one
+// entry per PCIe switch (a switch is an upstream port plus one of its downstream ports, so the
+// bridge chain below the root port comes in pairs; the switch is named by its upstream port).
+struct SwitchPath {
+  std::string root_port;
+  std::vector<std::string> switches;
+};
+
+SwitchPath switch_path(const PciFunction& f) {
+  SwitchPath s;
+  if (f.bridges.empty()) return s;
+  s.root_port = f.bridges[0];
+  for (size_t i = 1; i < f.bridges.size(); i += 2) s.switches.push_back(f.bridges[i]);
+  return s;
+}
+
+}  // namespace
+
 PathType classify_pci(const PciFunction& a, const PciFunction& b) {
   if (a.bdf == b.bdf) return PathType::PIX;
   if (a.host_bridge != b.host_bridge || a.host_bridge == "unknown") {
     if (a.numa && b.numa && *a.numa == *b.numa) return PathType::NODE;
     return PathType::SYS;
   }
+  const SwitchPath sa = switch_path(a), sb = switch_path(b);
+  // Different root ports (or a device on the root bus itself): the path crosses the host bridge.
+  if (sa.root_port.empty() || sb.root_port.empty() || sa.root_port != sb.root_port) return PathType::PHB;
   size_t common = 0;
-  while (common < a.bridges.size() && common < b.bridges.size() && a.bridges[common] == b.bridges[common]) ++common;
-  if (common == 0) return PathType::PHB;
-  // Bridges on the way: the unique ones on each side plus the one where the two branches meet.
-  const size_t crossed = (a.bridges.size() - common) + (b.bridges.size() - common) + 1;
+  while (common < sa.switches.size() && common < sb.switches.size() && sa.switches[common] == sb.switches[common])
+    ++common;
+  // Switches on the way: those below the deepest shared one on each side, plus the shared one.
+  const size_t crossed = (sa.switches.size() - common) + (sb.switches.size() - common) + (common > 0 ? 1 : 0);
   return crossed <= 1 ? PathType::PIX : PathType::PXB;
 }
 

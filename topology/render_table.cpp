@@ -107,7 +107,7 @@ void roce_ports(const Topology& t, int prio, std::ostream& os) {
   for (const auto& n : t.nics)
     for (const auto& p : n.ports) nw = std::max(nw, p.netdev.size() + 2);
   os << "\nRDMA ports:\n";
-  os << fmt::format("  {:<9}{:<5}{:<10}{:<{}}{:<9}{:<9}{:<7}{:<8}{:<12}{:<10}{}\n", "NIC", "port", "layer", "netdev", nw,
+  os << fmt::format("  {:<9}{:<5}{:<12}{:<{}}{:<9}{:<9}{:<7}{:<8}{:<12}{:<10}{}\n", "NIC", "port", "layer", "netdev", nw,
                     "state", "phys", "rate", "MTU", "GID(v2)", fmt::format("ECN p{}", prio),
                     fmt::format("PFC p{} trust", prio));
   for (const auto& n : t.nics)
@@ -115,7 +115,7 @@ void roce_ports(const Topology& t, int prio, std::ostream& os) {
       const std::string ecn = p.ecn.present ? onoff(p.ecn.rp_enable, prio) + "/" + onoff(p.ecn.np_enable, prio) : "n/a";
       std::string pfc = p.qos.pfc ? ((*p.qos.pfc)[static_cast<size_t>(prio)] ? "on" : "off") : "n/a";
       pfc += " " + (p.qos.trust.empty() ? std::string("n/a") : p.qos.trust);
-      os << fmt::format("  {:<9}{:<5}{:<10}{:<{}}{:<9}{:<9}{:<7}{:<8}{:<12}{:<10}{}\n", n.name, p.num,
+      os << fmt::format("  {:<9}{:<5}{:<12}{:<{}}{:<9}{:<9}{:<7}{:<8}{:<12}{:<10}{}\n", n.name, p.num,
                         p.link_layer.empty() ? "?" : p.link_layer, p.netdev.empty() ? "-" : p.netdev, nw,
                         p.state.empty() ? "?" : p.state, p.phys_state.empty() ? "?" : p.phys_state,
                         p.rate_Gbps ? num(*p.rate_Gbps) : "?", p.mtu_bytes ? std::to_string(*p.mtu_bytes) : "-",

@@ -131,7 +131,8 @@ TEST(TopoProbe, DgxBridgesAndAcs) {
   const PciFunction* gpu0 = t.function("0000:1b:00.0");
   ASSERT_NE(gpu0, nullptr);
   EXPECT_EQ(gpu0->host_bridge, "pci0000:15");
-  EXPECT_EQ(gpu0->bridges, (std::vector<std::string>{"0000:15:01.0", "0000:16:00.0", "0000:17:01.0"}));
+  EXPECT_EQ(gpu0->bridges, (std::vector<std::string>{"0000:15:01.0", "0000:16:00.0", "0000:17:01.0", "0000:19:00.0",
+                                                     "0000:1a:00.0"}));
   const PciFunction* dp = t.function("0000:17:01.0");
   ASSERT_NE(dp, nullptr);
   EXPECT_TRUE(dp->acs.config_complete);
@@ -146,13 +147,14 @@ TEST(TopoProbe, TwoSocketServer) {
   ASSERT_EQ(t.gpus.size(), 4u);
   ASSERT_EQ(t.rails.size(), 4u);
   EXPECT_EQ(t.rails[0].nic, "mlx5_0");
-  EXPECT_EQ(t.rails[0].path.type, PathType::PXB);
-  EXPECT_EQ(t.rails[1].nic, "mlx5_0");  // PXB beats the free NODE NIC
+  EXPECT_EQ(t.rails[0].path.type, PathType::PIX);  // one PCIe switch between them
+  EXPECT_EQ(t.rails[1].nic, "mlx5_0");  // PIX beats the free NODE NIC
   EXPECT_TRUE(t.rails[1].shared);
   EXPECT_EQ(t.rails[2].nic, "mlx5_1");  // both NICs are SYS: spread
   EXPECT_EQ(t.rails[2].path.type, PathType::SYS);
   EXPECT_EQ(t.rails[3].nic, "mlx5_1");
-  EXPECT_EQ(t.path("GPU0", "GPU1")->pci, "PXB");
+  EXPECT_EQ(t.path("GPU0", "GPU1")->pci, "PIX");
+  EXPECT_EQ(t.path("GPU2", "GPU3")->pci, "PIX");
   EXPECT_EQ(t.path("GPU0", "mlx5_1")->path.type, PathType::NODE);
 }
 
@@ -191,6 +193,70 @@ TEST(TopoProbe, EmptyRootFindsNothingAndSaysWhy) {
   EXPECT_TRUE(t.gpus.empty());
   EXPECT_NE(testing::find_finding(t, "input.unreadable", "node"), nullptr);
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace railkit::topo
+
+namespace railkit::topo {
+namespace {
+
+PciFunction fn(std::string bdf, std::string hb, std::vector<std::string> bridges, std::optional<int> numa = 0) {
+  PciFunction f;
+  f.bdf = std::move(bdf);
+  f.host_bridge = std::move(hb);
+  f.bridges = std::move(bridges);
+  f.numa = numa;
+  return f;
+}
+
+TEST(TopoPaths, ClassifyCountsSwitchesNotBridges) {
+  // root port R, switch S1 (up U1, downs D1a/D1b), a second-level switch S2 (U2, D2) below D1b.
+  const auto a = fn("0000:04:00.0", "pci0000:00", {"R", "U1", "D1a"});
+  const auto b = fn("0000:05:00.0", "pci0000:00", {"R", "U1", "D1b"});
+  const auto c = fn("0000:07:00.0", "pci0000:00", {"R", "U1", "D1b", "U2", "D2"});
+  const auto on_rp = fn("0000:02:00.0", "pci0000:00", {"R"});
+  const auto other_rp = fn("0000:09:00.0", "pci0000:00", {"R2"});
+  const auto root_bus = fn("0000:00:05.0", "pci0000:00", {});
+  const auto other_hb = fn("0000:81:00.0", "pci0000:80", {"R3"});
+  const auto other_numa = fn("0000:c1:00.0", "pci0000:c0", {"R4"}, 1);
+  const auto numa_unknown = fn("0000:e1:00.0", "pci0000:e0", {"R5"}, std::nullopt);
+  EXPECT_EQ(classify_pci(a, b), PathType::PIX);  // one switch
+  EXPECT_EQ(classify_pci(a, c), PathType::PXB);  // two switches
+  EXPECT_EQ(classify_pci(b, c), PathType::PXB);
+  EXPECT_EQ(classify_pci(on_rp, a), PathType::PIX);
+  EXPECT_EQ(classify_pci(on_rp, c), PathType::PXB);
+  EXPECT_EQ(classify_pci(a, other_rp), PathType::PHB);
+  EXPECT_EQ(classify_pci(root_bus, a), PathType::PHB);
+  EXPECT_EQ(classify_pci(a, other_hb), PathType::NODE);
+  EXPECT_EQ(classify_pci(a, other_numa), PathType::SYS);
+  EXPECT_EQ(classify_pci(a, numa_unknown), PathType::SYS);
+  EXPECT_EQ(classify_pci(a, a), PathType::PIX);
+}
+
+TEST(TopoProbe, OddLayouts) {
+  auto t = testing::probe_fixture("odd-layouts");
+  ASSERT_EQ(t.gpus.size(), 2u);
+  EXPECT_EQ(t.gpus[0].bdf, "0000:01:00.0");
+  EXPECT_EQ(t.gpus[1].bdf, "0001:03:00.0");  // second domain sorts after the first
+  EXPECT_EQ(t.gpus[1].numa, 2);
+  ASSERT_EQ(t.numa_nodes.size(), 2u);
+  EXPECT_EQ(t.numa_nodes[1].id, 2);
+  ASSERT_EQ(t.nics.size(), 2u);  // rxe0 has no PCI function: not a NIC of the matrix
+  const Nic* ib = t.nic("mlx5_0");
+  ASSERT_NE(ib, nullptr);
+  ASSERT_EQ(ib->ports.size(), 2u);
+  EXPECT_EQ(ib->ports[0].netdev, "ibp4s0");
+  EXPECT_EQ(ib->ports[1].netdev, "ibp4s0d1");
+  EXPECT_EQ(ib->ports[1].state, "DOWN");
+  EXPECT_EQ(ib->main_port()->num, 1);
+  EXPECT_EQ(t.path("GPU1", "mlx5_0")->path.type, PathType::PIX);
+  EXPECT_EQ(t.path("GPU0", "mlx5_1")->path.type, PathType::PHB);
+  EXPECT_EQ(t.path("GPU0", "mlx5_0")->path.type, PathType::SYS);
+  ASSERT_EQ(t.rails.size(), 2u);
+  EXPECT_EQ(t.rails[0].nic, "mlx5_1");
+  EXPECT_EQ(t.rails[1].nic, "mlx5_0");
+  EXPECT_EQ(t.nccl_ib_hca, "=mlx5_1:1,mlx5_0:1");
 }
 
 }  // namespace
