@@ -14,6 +14,10 @@ namespace railkit::topo {
 /// root port, the bridge chain is read in pairs.
 PathType classify_pci(const PciFunction& a, const PciFunction& b);
 
+/// The PCIe switches above a function, top first, each named by its upstream port's BDF (the
+/// bridge chain below the root port read in upstream/downstream pairs, as NCCL reads sysfs).
+std::vector<std::string> pci_switches(const PciFunction& f);
+
 /// Fills topo.paths: every GPU-GPU, GPU-NIC and NIC-NIC pair. GPU-GPU pairs are NV# or their
 /// PCIe type when an NVLink source exists, Unknown otherwise (`pci` always holds the PCIe type).
 void compute_paths(Topology& topo);

@@ -26,6 +26,8 @@ SwitchPath switch_path(const PciFunction& f) {
 
 }  // namespace
 
+std::vector<std::string> pci_switches(const PciFunction& f) { return switch_path(f).switches; }
+
 PathType classify_pci(const PciFunction& a, const PciFunction& b) {
   if (a.bdf == b.bdf) return PathType::PIX;
   if (a.host_bridge != b.host_bridge || a.host_bridge == "unknown") {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <sstream>
 
+#include "topology/analyze.hpp"
 #include "topology/render.hpp"
 
 namespace railkit::topo {
@@ -70,11 +71,13 @@ void emit(const Topology& t, const Node& n, int depth, std::ostringstream& os) {
 }  // namespace
 
 std::string render_nccl_xml(const Topology& t) {
-  // One tree of PCI nodes per NUMA node, holding the chains that lead to GPUs and NICs.
+  // One tree of PCI nodes per NUMA node, holding the chains that lead to GPUs and NICs. As in
+  // the XML NCCL builds from sysfs itself, a switch is one node (its upstream port); root and
+  // downstream ports are not nodes, so NCCL computes the same PIX/PXB paths as the probe.
   std::map<int, std::map<std::string, std::unique_ptr<Node>>> roots;
   auto leaf = [&](const PciFunction& f) -> Node& {
     auto& level0 = roots[f.numa.value_or(t.numa_nodes.empty() ? 0 : t.numa_nodes.front().id)];
-    std::vector<std::string> chain = f.bridges;
+    std::vector<std::string> chain = pci_switches(f);
     chain.push_back(f.bdf);
     std::map<std::string, std::unique_ptr<Node>>* level = &level0;
     Node* node = nullptr;

@@ -59,7 +59,10 @@ TEST(TopoRender, NcclXml) {
   const auto gpu0 = xml.find("busid=\"0000:1b:00.0\"");
   EXPECT_LT(cpu0, gpu0);
   EXPECT_LT(gpu0, cpu1);
-  EXPECT_LT(xml.find("busid=\"0000:16:00.0\""), gpu0);
+  EXPECT_LT(xml.find("busid=\"0000:16:00.0\""), gpu0);  // switch upstream ports
+  EXPECT_LT(xml.find("busid=\"0000:19:00.0\""), gpu0);
+  EXPECT_EQ(xml.find("busid=\"0000:15:01.0\""), std::string::npos);  // root port: not a node
+  EXPECT_EQ(xml.find("busid=\"0000:17:01.0\""), std::string::npos);  // downstream port: not a node
   EXPECT_NE(xml.find("class=\"0x030200\" vendor=\"0x10de\" device=\"0x2330\""), std::string::npos);
   EXPECT_NE(xml.find("link_speed=\"32.0 GT/s PCIe\" link_width=\"16\""), std::string::npos);
   EXPECT_NE(xml.find("<gpu dev=\"0\" sm=\"90\" rank=\"0\" gdr=\"1\"/>"), std::string::npos);
