@@ -1,0 +1,781 @@
+#include "core/nccl_log.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <system_error>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace railkit {
+namespace {
+
+constexpr std::string_view kInfoMarker = "NCCL INFO ";
+constexpr std::string_view kWarnMarker = "NCCL WARN ";
+constexpr std::string_view kVersionPrefix = "NCCL version ";
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+template <typename T>
+std::optional<T> to_number(std::string_view s) {
+  s = trim(s);
+  T v{};
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+/// `s` with every byte that is not part of a valid UTF-8 sequence replaced by '?', so that
+/// whatever the summary keeps from a line can go into JSON.
+std::string utf8_clean(std::string_view s) {
+  std::string out(s);
+  std::size_t i = 0;
+  while (i < out.size()) {
+    const auto c = static_cast<unsigned char>(out[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= out.size() && !(len == 2 && c < 0xC2) && !(len == 4 && c > 0xF4);
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(out[i + k]) & 0xC0) == 0x80;
+    if (ok && len == 3) {  // no overlong forms, no surrogates
+      const auto c1 = static_cast<unsigned char>(out[i + 1]);
+      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+    }
+    if (ok && len == 4) {
+      const auto c1 = static_cast<unsigned char>(out[i + 1]);
+      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+    }
+    if (ok) {
+      i += len;
+    } else {
+      out[i] = '?';
+      ++i;
+    }
+  }
+  return out;
+}
+
+bool has_high_bytes(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+}
+
+/// A forward-only reader over one message; every step fails softly (returns false/nullopt).
+class Cursor {
+ public:
+  explicit Cursor(std::string_view s) : s_(s) {}
+  std::string_view rest() const { return s_; }
+  bool done() const { return s_.empty(); }
+  void spaces() {
+    while (!s_.empty() && s_.front() == ' ') s_.remove_prefix(1);
+  }
+  bool lit(std::string_view l) {
+    if (!s_.starts_with(l)) return false;
+    s_.remove_prefix(l.size());
+    return true;
+  }
+  std::optional<int> integer() {
+    int v = 0;
+    auto [p, ec] = std::from_chars(s_.data(), s_.data() + s_.size(), v);
+    if (ec != std::errc{}) return std::nullopt;
+    s_.remove_prefix(static_cast<std::size_t>(p - s_.data()));
+    return v;
+  }
+  /// Skips a bracketed "[...]" if one starts here.
+  void bracket() {
+    if (!s_.starts_with('[')) return;
+    auto close = s_.find(']');
+    s_.remove_prefix(close == std::string_view::npos ? s_.size() : close + 1);
+  }
+  /// Characters up to (not including) any of `stops`, or to the end.
+  std::string_view until(std::string_view stops) {
+    auto n = std::min(s_.find_first_of(stops), s_.size());
+    auto out = s_.substr(0, n);
+    s_.remove_prefix(n);
+    return out;
+  }
+
+ private:
+  std::string_view s_;
+};
+
+/// The part of a line NCCL formatted, and which process wrote it.
+struct LineView {
+  enum class Kind { Info, Warn, Version, Other } kind = Kind::Other;
+  std::string_view message;
+  std::string_view host;
+  std::string process;  ///< "host:pid", empty when the line has no recognisable prefix
+};
+
+/// Finds `marker` at the start of `line` or after a space.
+std::size_t find_marker(std::string_view line, std::string_view marker) {
+  for (auto pos = line.find(marker); pos != std::string_view::npos; pos = line.find(marker, pos + 1))
+    if (pos == 0 || line[pos - 1] == ' ') return pos;
+  return std::string_view::npos;
+}
+
+/// Reads "host:pid:tid" from the token before "[dev]" (or the last token) of a line prefix such
+/// as "[1,0]<stdout>:node1:4242:4300 [3] " or "[2026-11-29 10:00:00] node1:4242:4300 [3] file.cc:12".
+void read_prefix(std::string_view prefix, LineView& v) {
+  std::vector<std::string_view> tokens;
+  Cursor c{prefix};
+  for (c.spaces(); !c.done(); c.spaces()) tokens.push_back(c.until(" "));
+  for (std::size_t i = tokens.size(); i-- > 0;) {
+    auto t = tokens[i];
+    // Last three ':' fields must be host, pid (number), tid (number).
+    auto tid_colon = t.rfind(':');
+    if (tid_colon == std::string_view::npos || tid_colon == 0) continue;
+    auto pid_colon = t.rfind(':', tid_colon - 1);
+    if (pid_colon == std::string_view::npos) continue;
+    auto host_start = t.rfind(':', pid_colon == 0 ? 0 : pid_colon - 1);
+    host_start = (host_start == std::string_view::npos || host_start >= pid_colon) ? 0 : host_start + 1;
+    auto host = t.substr(host_start, pid_colon - host_start);
+    auto pid = t.substr(pid_colon + 1, tid_colon - pid_colon - 1);
+    auto tid = t.substr(tid_colon + 1);
+    if (host.empty() || !to_number<long>(pid) || !to_number<long>(tid)) continue;
+    v.host = host;
+    v.process = fmt::format("{}:{}", host, pid);
+    return;
+  }
+}
+
+LineView classify(std::string_view line) {
+  LineView v;
+  if (auto pos = find_marker(line, kInfoMarker); pos != std::string_view::npos) {
+    v.kind = LineView::Kind::Info;
+    v.message = trim(line.substr(pos + kInfoMarker.size()));
+    read_prefix(line.substr(0, pos), v);
+  } else if (pos = find_marker(line, kWarnMarker); pos != std::string_view::npos) {
+    v.kind = LineView::Kind::Warn;
+    v.message = trim(line.substr(pos + kWarnMarker.size()));
+    read_prefix(line.substr(0, pos), v);
+  } else if (trim(line).starts_with(kVersionPrefix)) {
+    v.kind = LineView::Kind::Version;  // NCCL_DEBUG=VERSION prints the bare version line
+    v.message = trim(line);
+  }
+  return v;
+}
+
+/// The per-source parse: a summary plus what can only be resolved at the end of the source.
+class Parser {
+ public:
+  explicit Parser(std::string_view source) : source_(utf8_clean(source)) { s_.files.emplace_back(source_); }
+
+  void line(std::string_view raw) {
+    ++s_.lines;
+    std::string cleaned;
+    if (has_high_bytes(raw)) {
+      cleaned = utf8_clean(raw);
+      raw = cleaned;
+    }
+    auto v = classify(raw);
+    switch (v.kind) {
+      case LineView::Kind::Other:
+        return;
+      case LineView::Kind::Warn:
+        ++s_.nccl_lines;
+        if (!v.host.empty()) s_.hosts.emplace(v.host);
+        if (s_.nccl_warnings.size() < NcclLogSummary::kMaxNcclWarnings) s_.nccl_warnings.emplace_back(v.message);
+        return;
+      case LineView::Kind::Version:
+        ++s_.nccl_lines;
+        version(v.message);
+        return;
+      case LineView::Kind::Info:
+        ++s_.nccl_lines;
+        if (!v.host.empty()) s_.hosts.emplace(v.host);
+        info(v);
+        return;
+    }
+  }
+
+  NcclLogSummary finish() {
+    resolve_nics();
+    // Which network: the one connections used; else the announced one; else a lone NIC list's.
+    if (!net_connections_.empty()) {
+      auto top = std::max_element(net_connections_.begin(), net_connections_.end(),
+                                  [](const auto& a, const auto& b) { return a.second < b.second; });
+      s_.net = top->first;
+      if (net_connections_.size() > 1) {
+        std::string all;
+        for (const auto& [n, count] : net_connections_) all += fmt::format("{}{} ({})", all.empty() ? "" : ", ", n, count);
+        warn(fmt::format("connections used several networks: {}", all));
+      }
+    } else if (announced_net_) {
+      s_.net = announced_net_;
+    } else if (listed_nets_.size() == 1) {
+      s_.net = *listed_nets_.begin();
+    }
+    if (unreadable_ > 0)
+      warn(fmt::format("{} NCCL line(s) looked like connection, pattern or ring lines but could not be read",
+                       unreadable_));
+    if (s_.lines > 0 && s_.nccl_lines == 0)
+      warn("no NCCL log lines found (was NCCL_DEBUG=INFO set for this run?)");
+    return std::move(s_);
+  }
+
+ private:
+  using NicMap = std::map<int, NcclNic>;  // device index -> NIC
+
+  void warn(const std::string& what) { s_.warnings.push_back(fmt::format("{}: {}", source_, what)); }
+
+  void version(std::string_view msg) {
+    Cursor c{msg};
+    c.lit(kVersionPrefix);
+    auto v = std::string(c.until(" "));
+    if (v.empty()) return;
+    if (!s_.nccl_version) {
+      s_.nccl_version = v;
+    } else if (*s_.nccl_version != v && mixed_versions_.insert(v).second) {
+      warn(fmt::format("NCCL versions differ: {} and {}", *s_.nccl_version, v));
+    }
+  }
+
+  void info(const LineView& v) {
+    std::string_view m = v.message;
+    if (m.starts_with("Channel ")) return channel(m, v.process);
+    if (m.starts_with("Pattern ")) return pattern(m);
+    if (m.starts_with("Connected all rings")) return rings(m);
+    if (m.starts_with(kVersionPrefix)) return version(m);
+    if (m.starts_with("NET/") && m.find("Using") != std::string_view::npos && m.find('[') != std::string_view::npos)
+      return nic_list(m, v.process);
+    if (m.starts_with("Using network ")) {
+      auto n = trim(m.substr(std::string_view("Using network ").size()));
+      if (!n.empty() && !announced_net_) announced_net_ = std::string(n);
+      return;
+    }
+    if (m.starts_with("TUNER/Plugin: Using ")) return tuner(m.substr(std::string_view("TUNER/Plugin: Using ").size()));
+    if (m.starts_with("NET/Plugin: Loaded net plugin ")) {
+      auto name = m.substr(std::string_view("NET/Plugin: Loaded net plugin ").size());
+      if (auto paren = name.rfind(" ("); paren != std::string_view::npos) name = name.substr(0, paren);
+      if (!s_.net_plugin && !trim(name).empty()) s_.net_plugin = std::string(trim(name));
+      return;
+    }
+    if (m.starts_with("comm ") && m.find(" nRanks ") != std::string_view::npos) return comm(m);
+    if (m.starts_with("NCCL_")) {
+      constexpr std::string_view kSet = " set by environment to ";
+      if (auto pos = m.find(kSet); pos != std::string_view::npos) {
+        auto value = trim(m.substr(pos + kSet.size()));
+        if (value.ends_with('.')) value.remove_suffix(1);  // NCCL_PARAM echoes end with "."
+        s_.env_from_log.emplace(std::string(m.substr(0, pos)), std::string(value));
+      }
+    }
+  }
+
+  // "Channel 02/1 : 3[3] -> 11[3] [send] via NET/IB/3(11)/GDRDMA/Shared" (connection), or
+  // "Channel 00/24 :    0   1   2 ..." (a ring, printed by rank 0).
+  void channel(std::string_view m, const std::string& process) {
+    Cursor c{m};
+    c.lit("Channel ");
+    c.spaces();
+    auto chan = c.integer();
+    std::optional<int> second;
+    if (c.lit("/")) second = c.integer();
+    c.spaces();
+    if (!chan || !c.lit(":")) return void(++unreadable_);
+    c.spaces();
+    if (c.rest().find("->") == std::string_view::npos) {
+      // A ring: only rank numbers follow; the number after '/' is the channel count.
+      for (Cursor r{c.rest()}; !r.done(); r.spaces())
+        if (!r.integer()) return void(++unreadable_);
+      if (second) s_.ring_channels = std::max(s_.ring_channels, *second);
+      return;
+    }
+    const int conn_index = second.value_or(0);
+    if (!c.integer()) return void(++unreadable_);
+    c.bracket();
+    c.spaces();
+    if (!c.lit("->")) return void(++unreadable_);
+    c.spaces();
+    if (!c.integer()) return void(++unreadable_);
+    c.bracket();
+    c.spaces();
+    enum class Dir { Send, Receive, Unknown } dir = Dir::Unknown;
+    if (c.lit("[send]")) dir = Dir::Send;
+    else if (c.lit("[receive]")) dir = Dir::Receive;
+    c.spaces();
+    if (!c.lit("via ")) return void(++unreadable_);
+    auto transport = c.until("/ ");
+    if (transport.empty()) return void(++unreadable_);
+    if (transport != "NET") {
+      ++s_.transports[std::string(transport)];
+      return;
+    }
+    c.lit("/");
+    auto net = c.until("/");  // plugin names may hold spaces: "AWS Libfabric"
+    if (net.empty() || !c.lit("/")) return void(++unreadable_);
+    auto dev = c.integer();
+    if (!dev) return void(++unreadable_);
+    std::optional<int> relay;
+    if (c.lit("(")) {
+      relay = c.integer();
+      if (!relay || !c.lit(")")) return void(++unreadable_);
+    }
+    ++s_.transports["NET"];
+    ++net_connections_[std::string(net)];
+    ++pending_[std::make_tuple(process, std::string(net), *dev)];
+    if (c.rest().find("/GDRDMA") != std::string_view::npos) ++s_.gdr_connections;
+    if (dir == Dir::Receive) {
+      ++s_.recv_net_connections;
+    } else {
+      if (dir == Dir::Send) ++s_.send_net_connections;
+      if (relay) {
+        ++s_.pxn_relays;
+        if (conn_index > 0) ++s_.p2p_pxn_relays;
+        s_.relay_ranks.insert(*relay);
+      } else if (dir == Dir::Send) {
+        ++s_.direct_net_connections;
+      }
+    }
+  }
+
+  // "Pattern 4, crossNic 0, nChannels 16, bw 40.000000/40.000000, type NVL/PXN, sameChannels 1"
+  void pattern(std::string_view m) {
+    NcclGraphPattern p;
+    bool have_pattern = false, have_channels = false;
+    while (!m.empty()) {
+      auto comma = m.find(',');
+      auto field = trim(m.substr(0, comma));
+      m = comma == std::string_view::npos ? std::string_view{} : m.substr(comma + 1);
+      auto space = field.find(' ');
+      if (space == std::string_view::npos) continue;
+      auto key = field.substr(0, space);
+      auto value = trim(field.substr(space + 1));
+      auto slash = value.find('/');
+      auto first = value.substr(0, slash);
+      auto second = slash == std::string_view::npos ? std::string_view{} : value.substr(slash + 1);
+      if (key == "Pattern") {
+        if (auto n = to_number<int>(value)) {
+          p.pattern = *n;
+          have_pattern = true;
+        }
+      } else if (key == "crossNic") {
+        p.cross_nic = to_number<int>(value).value_or(0);
+      } else if (key == "nChannels") {
+        if (auto n = to_number<int>(value)) {
+          p.n_channels = *n;
+          have_channels = true;
+        }
+      } else if (key == "sameChannels") {
+        p.same_channels = to_number<int>(value).value_or(0);
+      } else if (key == "bw") {
+        p.bw_intra_GBps = to_number<double>(first).value_or(0);
+        p.bw_inter_GBps = to_number<double>(second).value_or(0);
+      } else if (key == "type") {
+        p.type_intra = std::string(first);
+        p.type_inter = std::string(second);
+      }
+    }
+    if (!have_pattern || !have_channels) return void(++unreadable_);
+    s_.graph_channels = std::max(s_.graph_channels, p.n_channels);
+    if (std::find(s_.patterns.begin(), s_.patterns.end(), p) == s_.patterns.end()) s_.patterns.push_back(p);
+  }
+
+  // "Connected all rings, use ring PXN 1 GDR 1" (older NCCL: "Connected all rings" alone)
+  void rings(std::string_view m) {
+    if (auto pos = m.find("PXN "); pos != std::string_view::npos) {
+      Cursor c{m.substr(pos + 4)};
+      if (auto v = c.integer()) s_.ring_pxn = s_.ring_pxn.value_or(false) || *v != 0;
+    }
+    if (auto pos = m.find("GDR "); pos != std::string_view::npos) {
+      Cursor c{m.substr(pos + 4)};
+      if (auto v = c.integer()) s_.ring_gdr = s_.ring_gdr.value_or(false) || *v != 0;
+    }
+  }
+
+  // "NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_3:1:2/IB [RO]; OOB eth0:10.0.0.1<0>"
+  // "NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>"
+  void nic_list(std::string_view m, const std::string& process) {
+    Cursor c{m};
+    c.lit("NET/");
+    auto net = std::string(trim(c.until(" :")));
+    auto using_pos = c.rest().find("Using");
+    Cursor list{c.rest().substr(using_pos + 5)};
+    auto& map = nic_maps_[process][net];
+    bool any = false;
+    for (list.spaces(); !list.done() && !list.rest().starts_with(';'); list.spaces()) {
+      Cursor t{list.until(" ;")};
+      if (!t.lit("[")) continue;
+      auto index = t.integer();
+      if (!index || !t.lit("]")) continue;
+      NcclNic nic;
+      nic.name = std::string(t.until(":/"));
+      if (nic.name.empty()) continue;
+      if (net != "Socket" && t.lit(":")) {
+        nic.port = t.integer();
+        auto link = t.rest().rfind('/');
+        if (link != std::string_view::npos) nic.link = std::string(t.rest().substr(link + 1));
+      }
+      map[*index] = nic;
+      s_.nics_available.insert(nic);
+      any = true;
+    }
+    if (any) listed_nets_.insert(net);
+  }
+
+  // "TUNER/Plugin: Using railkit (v5)"
+  void tuner(std::string_view rest) {
+    rest = trim(rest);
+    std::optional<std::string> abi;
+    if (auto paren = rest.rfind(" ("); paren != std::string_view::npos && rest.ends_with(')')) {
+      abi = std::string(rest.substr(paren + 2, rest.size() - paren - 3));
+      rest = trim(rest.substr(0, paren));
+    }
+    if (rest.empty() || s_.tuner_plugin) return;
+    s_.tuner_plugin = std::string(rest);
+    s_.tuner_plugin_abi = abi;
+  }
+
+  // "comm 0x55d4 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0"
+  void comm(std::string_view m) {
+    auto field = [&](std::string_view key) -> std::optional<int> {
+      auto pos = m.find(key);
+      if (pos == std::string_view::npos) return std::nullopt;
+      Cursor c{m.substr(pos + key.size())};
+      return c.integer();
+    };
+    if (auto n = field(" nRanks ")) s_.nranks = std::max(s_.nranks.value_or(0), *n);
+    if (auto n = field(" nNodes ")) s_.nnodes = std::max(s_.nnodes.value_or(0), *n);
+  }
+
+  const NcclNic* lookup(const std::string& process, const std::string& net, int dev) const {
+    auto find_in = [&](const std::string& p) -> const NcclNic* {
+      auto pi = nic_maps_.find(p);
+      if (pi == nic_maps_.end()) return nullptr;
+      auto ni = pi->second.find(net);
+      if (ni == pi->second.end()) return nullptr;
+      auto di = ni->second.find(dev);
+      return di == ni->second.end() ? nullptr : &di->second;
+    };
+    if (auto* n = find_in(process)) return n;
+    if (auto* n = find_in("")) return n;  // a NIC list without a line prefix
+    // Another process of this source listed the index: use it when all that did agree.
+    const NcclNic* agreed = nullptr;
+    for (const auto& [p, nets] : nic_maps_) {
+      auto* n = find_in(p);
+      if (!n) continue;
+      if (agreed && agreed->name != n->name) return nullptr;
+      agreed = n;
+    }
+    return agreed;
+  }
+
+  void resolve_nics() {
+    std::set<std::string> unmapped;
+    for (const auto& [key, count] : pending_) {
+      const auto& [process, net, dev] = key;
+      std::string name;
+      if (const auto* nic = lookup(process, net, dev)) {
+        name = nic->name;
+      } else {
+        name = fmt::format("{}/{}", net, dev);
+        unmapped.insert(name);
+      }
+      s_.nic_connections[name] += count;
+    }
+    for (const auto& u : unmapped)
+      warn(fmt::format("NET device {} carried connections but no `NET/... : Using [i]name` line maps it", u));
+  }
+
+  std::string source_;
+  NcclLogSummary s_;
+  std::map<std::string, std::map<std::string, NicMap>> nic_maps_;  // process -> net -> index -> NIC
+  std::map<std::tuple<std::string, std::string, int>, std::int64_t> pending_;  // (process, net, dev) -> lines
+  std::map<std::string, std::int64_t> net_connections_;
+  std::optional<std::string> announced_net_;
+  std::set<std::string> listed_nets_;
+  std::set<std::string> mixed_versions_;
+  std::int64_t unreadable_ = 0;
+};
+
+template <typename T>
+void keep_first(std::optional<T>& into, const std::optional<T>& from) {
+  if (!into && from) into = from;
+}
+
+void or_into(std::optional<bool>& into, const std::optional<bool>& from) {
+  if (from) into = into.value_or(false) || *from;
+}
+
+std::string join(const auto& items, std::string_view sep = ", ") {
+  std::string out;
+  for (const auto& i : items) out += fmt::format("{}{}", out.empty() ? "" : sep, i);
+  return out;
+}
+
+/// "0, 1, 2 ... and 13 more": at most `max_items` listed.
+std::string join_some(const std::set<int>& items, std::size_t max_items = 8) {
+  std::string out;
+  std::size_t n = 0;
+  for (int i : items) {
+    if (n++ == max_items) return out + fmt::format(" and {} more", items.size() - max_items);
+    out += fmt::format("{}{}", out.empty() ? "" : ", ", i);
+  }
+  return out;
+}
+
+bool env_flag_on(const std::map<std::string, std::string>& env, const std::string& key) {
+  auto it = env.find(key);
+  if (it == env.end()) return false;
+  auto v = to_number<long>(it->second);
+  return v && *v != 0;
+}
+
+std::optional<std::string> env_get(const std::map<std::string, std::string>& env, const std::string& key) {
+  auto it = env.find(key);
+  if (it == env.end() || trim(it->second).empty()) return std::nullopt;
+  return std::string(trim(it->second));
+}
+
+}  // namespace
+
+bool NcclLogSummary::pxn() const {
+  if (pxn_relays > 0 || ring_pxn.value_or(false)) return true;
+  return std::any_of(patterns.begin(), patterns.end(), [](const auto& p) { return p.type_inter == "PXN"; });
+}
+
+bool NcclLogSummary::gdr() const { return gdr_connections > 0 || ring_gdr.value_or(false); }
+
+std::vector<std::string> NcclLogSummary::nics_used() const {
+  std::vector<std::string> out;
+  for (const auto& [name, count] : nic_connections)
+    if (count > 0) out.push_back(name);
+  return out;
+}
+
+int NcclLogSummary::channels() const { return ring_channels > 0 ? ring_channels : graph_channels; }
+
+NcclLogSummary parse_nccl_log(std::istream& in, std::string_view source) {
+  Parser p{source};
+  std::string line;
+  while (std::getline(in, line)) p.line(line);
+  return p.finish();
+}
+
+NcclLogSummary parse_nccl_log_lines(const std::vector<std::string>& lines, std::string_view source) {
+  Parser p{source};
+  for (const auto& l : lines) p.line(l);
+  return p.finish();
+}
+
+void merge_nccl_log(NcclLogSummary& into, const NcclLogSummary& from) {
+  if (into.net && from.net && *into.net != *from.net)
+    into.warnings.push_back(fmt::format("logs disagree on the network: {} and {}", *into.net, *from.net));
+  if (into.nccl_version && from.nccl_version && *into.nccl_version != *from.nccl_version)
+    into.warnings.push_back(
+        fmt::format("logs show different NCCL versions: {} and {}", *into.nccl_version, *from.nccl_version));
+  keep_first(into.net, from.net);
+  keep_first(into.net_plugin, from.net_plugin);
+  keep_first(into.nccl_version, from.nccl_version);
+  if (!into.tuner_plugin && from.tuner_plugin) {
+    into.tuner_plugin = from.tuner_plugin;
+    into.tuner_plugin_abi = from.tuner_plugin_abi;
+  }
+  or_into(into.ring_pxn, from.ring_pxn);
+  or_into(into.ring_gdr, from.ring_gdr);
+  if (from.nranks) into.nranks = std::max(into.nranks.value_or(0), *from.nranks);
+  if (from.nnodes) into.nnodes = std::max(into.nnodes.value_or(0), *from.nnodes);
+  into.send_net_connections += from.send_net_connections;
+  into.recv_net_connections += from.recv_net_connections;
+  into.pxn_relays += from.pxn_relays;
+  into.p2p_pxn_relays += from.p2p_pxn_relays;
+  into.direct_net_connections += from.direct_net_connections;
+  into.gdr_connections += from.gdr_connections;
+  into.relay_ranks.insert(from.relay_ranks.begin(), from.relay_ranks.end());
+  for (const auto& [k, v] : from.nic_connections) into.nic_connections[k] += v;
+  into.nics_available.insert(from.nics_available.begin(), from.nics_available.end());
+  for (const auto& [k, v] : from.transports) into.transports[k] += v;
+  into.graph_channels = std::max(into.graph_channels, from.graph_channels);
+  into.ring_channels = std::max(into.ring_channels, from.ring_channels);
+  for (const auto& p : from.patterns)
+    if (std::find(into.patterns.begin(), into.patterns.end(), p) == into.patterns.end()) into.patterns.push_back(p);
+  for (const auto& [k, v] : from.env_from_log) into.env_from_log.emplace(k, v);
+  into.hosts.insert(from.hosts.begin(), from.hosts.end());
+  for (const auto& w : from.nccl_warnings)
+    if (into.nccl_warnings.size() < NcclLogSummary::kMaxNcclWarnings) into.nccl_warnings.push_back(w);
+  into.files.insert(into.files.end(), from.files.begin(), from.files.end());
+  into.lines += from.lines;
+  into.nccl_lines += from.nccl_lines;
+  into.warnings.insert(into.warnings.end(), from.warnings.begin(), from.warnings.end());
+}
+
+NcclLogSummary read_nccl_logs(const std::vector<std::filesystem::path>& files) {
+  NcclLogSummary all;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto& path = files[i];
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) throw UsageError(fmt::format("NCCL log '{}' does not exist", path.string()));
+    if (std::filesystem::is_directory(path, ec))
+      throw UsageError(fmt::format("NCCL log '{}' is a directory, not a file", path.string()));
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UsageError(fmt::format("cannot open NCCL log '{}'", path.string()));
+    auto one = parse_nccl_log(in, path.string());
+    if (in.bad()) throw IoError(fmt::format("error reading NCCL log '{}'", path.string()));
+    if (i == 0) all = std::move(one);
+    else merge_nccl_log(all, one);
+  }
+  return all;
+}
+
+std::string nccl_pattern_name(int pattern) {
+  switch (pattern) {
+    case 1: return "balanced_tree";
+    case 2: return "split_tree";
+    case 3: return "tree";
+    case 4: return "ring";
+    case 5: return "nvls";
+    case 6: return "collnet_direct";
+    default: return fmt::format("pattern{}", pattern);
+  }
+}
+
+nlohmann::json to_json(const NcclLogSummary& s) {
+  using nlohmann::json;
+  auto opt = [](const auto& o) -> json { return o ? json(*o) : json(nullptr); };
+  json patterns = json::array();
+  for (const auto& p : s.patterns)
+    patterns.push_back({{"pattern", p.pattern},
+                        {"name", nccl_pattern_name(p.pattern)},
+                        {"crossNic", p.cross_nic},
+                        {"nChannels", p.n_channels},
+                        {"bw_intra_GBps", p.bw_intra_GBps},
+                        {"bw_inter_GBps", p.bw_inter_GBps},
+                        {"type", p.type_intra + "/" + p.type_inter},
+                        {"type_intra", p.type_intra},
+                        {"type_inter", p.type_inter},
+                        {"sameChannels", p.same_channels}});
+  std::vector<std::string> available;
+  for (const auto& n : s.nics_available)
+    if (std::find(available.begin(), available.end(), n.name) == available.end()) available.push_back(n.name);
+  return json{{"pxn", s.pxn()},
+              {"pxn_relays", s.pxn_relays},
+              {"p2p_pxn_relays", s.p2p_pxn_relays},
+              {"relay_ranks", s.relay_ranks},
+              {"direct_net_connections", s.direct_net_connections},
+              {"send_net_connections", s.send_net_connections},
+              {"recv_net_connections", s.recv_net_connections},
+              {"gdr", s.gdr()},
+              {"gdr_connections", s.gdr_connections},
+              {"net", opt(s.net)},
+              {"net_plugin", opt(s.net_plugin)},
+              {"nics_used", s.nics_used()},
+              {"nic_connections", s.nic_connections},
+              {"nics_available", available},
+              {"transports", s.transports},
+              {"channels", s.channels()},
+              {"graph_channels", s.graph_channels},
+              {"ring_channels", s.ring_channels},
+              {"patterns", patterns},
+              {"ring_pxn", opt(s.ring_pxn)},
+              {"ring_gdr", opt(s.ring_gdr)},
+              {"tuner_plugin", opt(s.tuner_plugin)},
+              {"tuner_plugin_abi", opt(s.tuner_plugin_abi)},
+              {"nccl_version", opt(s.nccl_version)},
+              {"nranks", opt(s.nranks)},
+              {"nnodes", opt(s.nnodes)},
+              {"hosts", s.hosts},
+              {"env_from_log", s.env_from_log},
+              {"nccl_warnings", s.nccl_warnings},
+              {"files", s.files},
+              {"lines", s.lines},
+              {"nccl_lines", s.nccl_lines},
+              {"warnings", s.warnings}};
+}
+
+bool nccl_ib_hca_allows(std::string_view spec, std::string_view name, std::optional<int> port) {
+  spec = trim(spec);
+  const bool exclude = spec.starts_with('^');
+  if (exclude) spec.remove_prefix(1);
+  const bool exact = spec.starts_with('=');
+  if (exact) spec.remove_prefix(1);
+  bool listed = false;
+  bool any_entry = false;
+  while (!spec.empty() && !listed) {
+    auto comma = spec.find(',');
+    auto entry = trim(spec.substr(0, comma));
+    spec = comma == std::string_view::npos ? std::string_view{} : spec.substr(comma + 1);
+    auto colon = entry.find(':');
+    auto prefix = entry.substr(0, colon);
+    if (prefix.empty()) continue;
+    any_entry = true;
+    std::optional<int> want_port;
+    if (colon != std::string_view::npos) {
+      auto p = entry.substr(colon + 1);
+      want_port = to_number<int>(p.substr(0, p.find(':')));
+    }
+    const bool name_ok = exact ? name == prefix : name.starts_with(prefix);
+    const bool port_ok = !want_port || !port || *want_port == *port;
+    listed = name_ok && port_ok;
+  }
+  if (!any_entry) return true;
+  return listed != exclude;
+}
+
+std::vector<std::string> nccl_log_contradictions(const NcclLogSummary& s,
+                                                 const std::map<std::string, std::string>& env) {
+  std::vector<std::string> out;
+  const bool init_seen = s.nranks.has_value() || !s.patterns.empty() || s.send_net_connections > 0 ||
+                         s.recv_net_connections > 0 || s.ring_pxn.has_value() || !s.transports.empty();
+
+  if (env_flag_on(env, "NCCL_PXN_DISABLE")) {
+    if (s.pxn_relays > 0)
+      out.push_back(fmt::format("NCCL_PXN_DISABLE=1 but {} send connection(s) went through a PXN relay (relay ranks {})",
+                                s.pxn_relays, join_some(s.relay_ranks)));
+    else if (s.ring_pxn.value_or(false))
+      out.push_back("NCCL_PXN_DISABLE=1 but NCCL reported `Connected all rings, use ring PXN 1`");
+  }
+  if (auto level = env_get(env, "NCCL_P2P_PXN_LEVEL"); level && to_number<long>(*level) == 0L &&
+                                                         s.p2p_pxn_relays > 0)
+    out.push_back(fmt::format("NCCL_P2P_PXN_LEVEL=0 but {} send/recv connection(s) went through a PXN relay",
+                              s.p2p_pxn_relays));
+
+  if (auto hca = env_get(env, "NCCL_IB_HCA"); hca && s.net == "IB") {
+    std::vector<std::string> outside;
+    for (const auto& name : s.nics_used()) {
+      std::vector<std::optional<int>> ports;
+      for (const auto& n : s.nics_available)
+        if (n.name == name) ports.push_back(n.port);
+      if (ports.empty()) ports.push_back(std::nullopt);
+      if (std::none_of(ports.begin(), ports.end(), [&](const auto& p) { return nccl_ib_hca_allows(*hca, name, p); }))
+        outside.push_back(name);
+    }
+    if (!outside.empty())
+      out.push_back(fmt::format("NCCL_IB_HCA={} but NIC(s) outside it carried traffic: {}", *hca, join(outside)));
+  }
+
+  if (auto level = env_get(env, "NCCL_NET_GDR_LEVEL"); level && (iequals(*level, "LOC") || *level == "0")) {
+    if (s.gdr_connections > 0)
+      out.push_back(fmt::format("NCCL_NET_GDR_LEVEL={} (GPUDirect RDMA off) but {} connection(s) used GDRDMA", *level,
+                                s.gdr_connections));
+    else if (s.ring_gdr.value_or(false))
+      out.push_back(fmt::format("NCCL_NET_GDR_LEVEL={} (GPUDirect RDMA off) but NCCL reported `use ring ... GDR 1`",
+                                *level));
+  }
+
+  if (env_flag_on(env, "NCCL_IB_DISABLE") && s.net == "IB")
+    out.push_back("NCCL_IB_DISABLE=1 but connections used NET/IB");
+  if (auto want = env_get(env, "NCCL_NET"); want && s.net && !iequals(*want, *s.net))
+    out.push_back(fmt::format("NCCL_NET={} but connections used NET/{}", *want, *s.net));
+
+  if (auto tuner = env_get(env, "NCCL_TUNER_PLUGIN")) {
+    if (iequals(*tuner, "none")) {
+      if (s.tuner_plugin) out.push_back(fmt::format("NCCL_TUNER_PLUGIN=none but tuner plugin {} loaded", *s.tuner_plugin));
+    } else if (!s.tuner_plugin && init_seen) {
+      out.push_back(fmt::format("NCCL_TUNER_PLUGIN={} but no tuner plugin loaded (no `TUNER/Plugin: Using` line)", *tuner));
+    }
+  }
+  return out;
+}
+
+}  // namespace railkit
