@@ -99,6 +99,7 @@ std::string render_nccl_xml(const Topology& t) {
     leaf(*f).payload.push_back("<gpu dev=\"" + std::to_string(g.index) + "\" sm=\"" + std::to_string(g.sm) + "\" rank=\"" +
                                std::to_string(g.index) + "\" gdr=\"" + gdr + "\"/>");
   }
+  int net_dev = 0;  // NCCL numbers every port as its own net device
   for (const auto& n : t.nics) {
     const PciFunction* f = t.function(n.bdf);
     if (!f) continue;
@@ -109,7 +110,7 @@ std::string render_nccl_xml(const Topology& t) {
     std::string s = "<nic>";
     for (const auto& p : n.ports) {
       const long speed_Mbps = p.rate_Gbps ? static_cast<long>(*p.rate_Gbps * 1000.0) : 0;
-      s += "<net name=\"" + esc(n.name) + "\" dev=\"" + std::to_string(n.index) + "\" speed=\"" + std::to_string(speed_Mbps) +
+      s += "<net name=\"" + esc(n.name) + "\" dev=\"" + std::to_string(net_dev++) + "\" speed=\"" + std::to_string(speed_Mbps) +
            "\" port=\"" + std::to_string(p.num) + "\" latency=\"0.000000\" guid=\"0x" + esc(g.empty() ? "0" : g) +
            "\" maxconn=\"131072\" gdr=\"" + gdr + "\"/>";
     }

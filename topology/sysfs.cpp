@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <deque>
 #include <system_error>
 
 #include "topology/parse.hpp"
@@ -21,53 +20,52 @@ constexpr std::size_t kMaxFileBytes = 1 << 20;
 SysfsReader::SysfsReader(SysRoot root) : root_(std::move(root)) {}
 
 std::optional<fs::path> SysfsReader::resolve(const fs::path& rel) const {
-  std::vector<std::string> done;
-  std::deque<std::string> todo;
-  for (const auto& c : rel.relative_path()) todo.push_back(c.string());
-  int links = 0;
-  fs::path cur = root_.dir;
-  while (!todo.empty()) {
-    std::string c = std::move(todo.front());
-    todo.pop_front();
-    if (c.empty() || c == ".") continue;
-    if (c == "..") {
-      if (!done.empty()) {
-        done.pop_back();
-        cur = cur.parent_path();
-      }
-      continue;
-    }
-    const fs::path next = cur / c;
-    std::error_code ec;
-    const auto st = fs::symlink_status(next, ec);
-    if (ec || st.type() == fs::file_type::not_found) return std::nullopt;
-    if (st.type() == fs::file_type::symlink) {
-      if (++links > kMaxSymlinks) return std::nullopt;
-      const fs::path target = fs::read_symlink(next, ec);
-      if (ec) return std::nullopt;
-      std::vector<std::string> parts;
-      for (const auto& p : target.relative_path()) parts.push_back(p.string());
-      if (target.is_absolute()) {
-        done.clear();
-        cur = root_.dir;
-      }
-      todo.insert(todo.begin(), parts.begin(), parts.end());
+  int budget = kMaxSymlinks;
+  return resolve_impl(rel.relative_path(), budget);
+}
+
+// Component-wise and memoized: the parent is resolved (from the cache when seen before), then
+// the last component is checked; a symlink is replaced by its target (re-rooted when absolute)
+// and resolved again. ".." applies to the resolved parent, so it never leaves the root.
+std::optional<fs::path> SysfsReader::resolve_impl(const fs::path& rel, int& budget) const {
+  if (rel.empty() || rel == ".") return fs::path();
+  if (auto it = cache_.find(rel.native()); it != cache_.end()) return it->second;
+  std::optional<fs::path> out;
+  const fs::path name = rel.filename();
+  auto parent = resolve_impl(rel.parent_path(), budget);
+  if (parent) {
+    if (name.empty() || name == ".") {
+      out = parent;
+    } else if (name == "..") {
+      out = parent->parent_path();
     } else {
-      done.push_back(c);
-      cur = next;
+      const fs::path candidate = *parent / name;
+      std::error_code ec;
+      const auto st = fs::symlink_status(abs(candidate), ec);
+      if (!ec && st.type() == fs::file_type::symlink) {
+        const fs::path target = fs::read_symlink(abs(candidate), ec);
+        if (!ec && --budget >= 0)
+          out = resolve_impl(target.is_absolute() ? target.relative_path() : (*parent / target).lexically_normal(), budget);
+      } else if (!ec && st.type() != fs::file_type::not_found) {
+        out = candidate;
+      }
     }
   }
-  fs::path out;
-  for (const auto& d : done) out /= d;
+  if (budget < 0) return std::nullopt;  // a symlink loop: do not remember a partial answer
+  cache_.emplace(rel.native(), out);
   return out;
 }
 
 namespace {
 
 // Reads at most kMaxFileBytes of a file with plain POSIX calls (sysfs attributes are small).
-std::optional<std::string> read_small(const fs::path& p) {
-  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+// With O_NOFOLLOW a final symlink fails with ELOOP, so the caller can resolve it inside the root.
+std::optional<std::string> read_small(const fs::path& p, bool nofollow, bool* is_link) {
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+  if (fd < 0) {
+    if (is_link) *is_link = errno == ELOOP;
+    return std::nullopt;
+  }
   std::string data;
   char buf[4096];
   for (;;) {
@@ -87,38 +85,33 @@ std::optional<std::string> read_small(const fs::path& p) {
 
 }  // namespace
 
-std::optional<fs::path> SysfsReader::resolve_file(const fs::path& rel) const {
-  const fs::path parent = rel.parent_path();
-  auto it = dir_cache_.find(parent.native());
-  if (it == dir_cache_.end()) it = dir_cache_.emplace(parent.native(), resolve(parent)).first;
-  if (!it->second) return std::nullopt;
-  const fs::path candidate = *it->second / rel.filename();
-  std::error_code ec;
-  const auto st = fs::symlink_status(abs(candidate), ec);
-  if (ec || st.type() == fs::file_type::not_found) return std::nullopt;
-  if (st.type() == fs::file_type::symlink) return resolve(candidate);
-  return candidate;
+std::optional<std::string> SysfsReader::read(const fs::path& rel) const {
+  auto parent = resolve(rel.parent_path());
+  if (!parent) return std::nullopt;
+  const fs::path candidate = *parent / rel.filename();
+  bool is_link = false;
+  auto data = read_small(abs(candidate), true, &is_link);
+  if (data || !is_link) return data;
+  auto r = resolve(candidate);  // the file itself is a symlink: follow it inside the root
+  if (!r) return std::nullopt;
+  return read_small(abs(*r), true, nullptr);
 }
 
 std::optional<std::string> SysfsReader::text(const fs::path& rel) const {
-  auto r = resolve_file(rel);
-  if (!r) return std::nullopt;
-  auto data = read_small(abs(*r));
+  auto data = read(rel);
   if (!data) return std::nullopt;
   return trim(*data);
 }
 
 std::optional<std::vector<std::uint8_t>> SysfsReader::bytes(const fs::path& rel) const {
-  auto r = resolve_file(rel);
-  if (!r) return std::nullopt;
-  auto data = read_small(abs(*r));
+  auto data = read(rel);
   if (!data) return std::nullopt;
   return std::vector<std::uint8_t>(data->begin(), data->end());
 }
 
 std::vector<std::string> SysfsReader::list(const fs::path& rel) const {
   std::vector<std::string> out;
-  auto r = resolve_file(rel);
+  auto r = resolve(rel);
   if (!r) return out;
   std::error_code ec;
   fs::directory_iterator it(abs(*r), ec);
@@ -128,7 +121,7 @@ std::vector<std::string> SysfsReader::list(const fs::path& rel) const {
   return out;
 }
 
-bool SysfsReader::exists(const fs::path& rel) const { return resolve_file(rel).has_value(); }
+bool SysfsReader::exists(const fs::path& rel) const { return resolve(rel).has_value(); }
 
 void SysfsReader::problem(const fs::path& rel, std::string_view subject, bool missing, std::string_view what) {
   Finding f;

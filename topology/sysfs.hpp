@@ -45,11 +45,12 @@ class SysfsReader {
 
  private:
   std::filesystem::path abs(const std::filesystem::path& rel) const { return root_ / rel; }
-  /// resolve() with the parent directory taken from a cache (the last component is checked each time).
-  std::optional<std::filesystem::path> resolve_file(const std::filesystem::path& rel) const;
+  std::optional<std::filesystem::path> resolve_impl(const std::filesystem::path& rel, int& budget) const;
+  /// Raw content of a file, its directory resolved through the cache.
+  std::optional<std::string> read(const std::filesystem::path& rel) const;
   SysRoot root_;
-  /// Resolved directories by their unresolved relative path; a per-reader memo, not shared state.
-  mutable std::unordered_map<std::string, std::optional<std::filesystem::path>> dir_cache_;
+  /// Resolved paths by their unresolved relative path; a per-reader memo, not shared state.
+  mutable std::unordered_map<std::string, std::optional<std::filesystem::path>> cache_;
   std::vector<Finding> problems_;
 };
 
