@@ -13,9 +13,10 @@ namespace railkit::topo {
 /// Throws UsageError naming `source` when the text holds no GPU matrix.
 void apply_nvsmi_topo(Topology& topo, std::string_view text, const std::string& source);
 
-/// Loads NVML with dlopen and fills topo.nvlinks (nvlink_source = "nvml"). Returns false and
-/// leaves topo unchanged when NVML is absent or fails; never throws.
-bool apply_nvml(Topology& topo);
+/// Loads NVML (`library`, default the driver's libnvidia-ml.so.1) with dlopen and fills
+/// topo.nvlinks (nvlink_source = "nvml"). Links whose far end is not one of the GPUs count as
+/// NVSwitch links. Returns false and leaves topo unchanged when NVML is absent or fails.
+bool apply_nvml(Topology& topo, const char* library = "libnvidia-ml.so.1");
 
 /// Queries every NIC port through libibverbs (state, active MTU, rate, link layer) into
 /// Port::verbs. Returns false when verbs support is not built in or no device opens.

@@ -78,9 +78,9 @@ class DlHandle {
 
 }  // namespace
 
-bool apply_nvml(Topology& topo) {
+bool apply_nvml(Topology& topo, const char* library) {
   if (topo.gpus.size() < 2) return false;
-  DlHandle lib("libnvidia-ml.so.1");
+  DlHandle lib(library);
   if (!lib) return false;
   auto init = lib.sym<InitFn>("nvmlInit_v2");
   auto shutdown = lib.sym<ShutdownFn>("nvmlShutdown");

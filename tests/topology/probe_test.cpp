@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "fixture_util.hpp"
+#include "topology/live.hpp"
 
 namespace railkit::topo {
 namespace {
@@ -257,6 +258,37 @@ TEST(TopoProbe, OddLayouts) {
   EXPECT_EQ(t.rails[0].nic, "mlx5_1");
   EXPECT_EQ(t.rails[1].nic, "mlx5_0");
   EXPECT_EQ(t.nccl_ib_hca, "=mlx5_1:1,mlx5_0:1");
+}
+
+}  // namespace
+}  // namespace railkit::topo
+
+namespace railkit::topo {
+namespace {
+
+TEST(TopoNvml, CountsSwitchAndDirectLinksThroughDlopen) {
+  ProbeOptions o;
+  o.root = testing::fixture("dgx-h100");
+  Topology t = probe_node(o);
+  ASSERT_TRUE(apply_nvml(t, RAILKIT_TOPO_FAKE_NVML));
+  analyze(t, {});
+  EXPECT_EQ(t.nvlink_source, "nvml");
+  // 16 links each to the NVSwitches, plus 2 direct links between GPU 2k and 2k+1.
+  EXPECT_EQ(t.path("GPU0", "GPU1")->path.str(), "NV18");
+  EXPECT_EQ(t.path("GPU0", "GPU2")->path.str(), "NV16");
+  EXPECT_EQ(t.path("GPU6", "GPU7")->path.str(), "NV18");
+  EXPECT_EQ(t.path("GPU3", "GPU4")->path.str(), "NV16");
+  EXPECT_EQ(t.path("GPU3", "GPU4")->pci, "SYS");
+}
+
+TEST(TopoNvml, AbsentLibraryLeavesNvlinkUnknown) {
+  ProbeOptions o;
+  o.root = testing::fixture("dgx-h100");
+  Topology t = probe_node(o);
+  EXPECT_FALSE(apply_nvml(t, "libnvidia-ml-does-not-exist.so.1"));
+  analyze(t, {});
+  EXPECT_EQ(t.nvlink_source, "");
+  EXPECT_EQ(t.path("GPU0", "GPU1")->path.type, PathType::Unknown);
 }
 
 }  // namespace
