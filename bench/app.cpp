@@ -4,14 +4,20 @@
 
 #include <ctime>
 #include <iostream>
+#include <filesystem>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/harness.hpp"
 #include "bench/mpi/mpi_session.hpp"
+#if RAILKIT_HAVE_NCCL
+#include "bench/nccl/nccl_backend.hpp"
+#endif
 #include "core/atomic_file.hpp"
+#include "core/nccl_log.hpp"
 #include "core/env.hpp"
 #include "core/sysinfo.hpp"
 #include "core/units.hpp"
@@ -61,12 +67,94 @@ void write_document(const std::string& path, const ResultsDocument& doc) {
   write_file_atomic(path, dump_results(doc));
 }
 
+/// --observe on the nccl backend: NCCL logs INIT,NET,GRAPH at INFO into a file of this rank's,
+/// unless the user chose NCCL_DEBUG* themselves. Returns the file NCCL will write. Must run
+/// before NCCL reads its environment (communicator creation).
+std::string arrange_nccl_log(char** envp) {
+  std::string file = env_value(envp, "NCCL_DEBUG_FILE");
+  if (env_value(envp, "NCCL_DEBUG").empty()) ::setenv("NCCL_DEBUG", "INFO", 1);
+  if (env_value(envp, "NCCL_DEBUG_SUBSYS").empty()) ::setenv("NCCL_DEBUG_SUBSYS", "INIT,NET,GRAPH", 1);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  if (file.empty()) {
+    file = (std::filesystem::temp_directory_path() / fmt::format("railkit-nccl.{}.{}.log", host, ::getpid())).string();
+    ::setenv("NCCL_DEBUG_FILE", file.c_str(), 1);
+  }
+  // NCCL expands %h (host) and %p (pid) in the file name.
+  std::string expanded;
+  for (size_t i = 0; i < file.size(); ++i) {
+    if (file[i] == '%' && i + 1 < file.size() && (file[i + 1] == 'h' || file[i + 1] == 'p')) {
+      expanded += file[i + 1] == 'h' ? std::string(host) : std::to_string(::getpid());
+      ++i;
+    } else {
+      expanded += file[i];
+    }
+  }
+  return expanded;
+}
+
+/// What NCCL did, from every rank's log (gathered to rank 0), with contradictions against
+/// the environment as warnings. Collective; returns null JSON on ranks other than 0.
+nlohmann::json observe_nccl(Bootstrap& boot, const std::string& log_file, const std::map<std::string, std::string>& env) {
+  std::string text;
+  if (!log_file.empty()) {
+    try {
+      text = read_file(log_file);
+    } catch (const Error&) {
+      text.clear();  // no log: reported below as no lines
+    }
+  }
+  const std::vector<std::string> texts = boot.gather_text_to_root(text);
+  if (boot.rank() != 0) return nullptr;
+  NcclLogSummary all;
+  bool first = true;
+  for (size_t r = 0; r < texts.size(); ++r) {
+    std::istringstream in(texts[r]);
+    const NcclLogSummary one = parse_nccl_log(in, fmt::format("rank {}", r));
+    if (first) all = one;
+    else merge_nccl_log(all, one);
+    first = false;
+  }
+  nlohmann::json j = to_json(all);
+  for (const std::string& w : nccl_log_contradictions(all, env)) j["warnings"].push_back(w);
+  return j;
+}
+
 }  // namespace
 
 std::string version_text() {
   std::string s = fmt::format("railkit-bench {}\nbackends: mpi ({})", kVersion, mpi::library_version());
+#if RAILKIT_HAVE_NCCL
+  s += fmt::format(", nccl ({})", nccl::version_text());
+#endif
   return s + "\n";
 }
+
+namespace {
+
+/// The data-plane backend that --backend asks for, on this rank's group (`color`). The only
+/// place that knows which backends are compiled in.
+std::unique_ptr<Communicator> make_backend(const BenchOptions& o, const Bootstrap& boot, int color) {
+#if RAILKIT_HAVE_NCCL
+  const bool use_nccl =
+      o.backend == BackendChoice::Nccl || (o.backend == BackendChoice::Auto && nccl::unusable_gpu_reason().empty());
+  if (use_nccl) {
+    nccl::NcclSetup setup;
+    setup.color = color;
+    setup.local_rank = boot.local_rank();
+    setup.device = o.device;
+    setup.init_timeout_s = o.timeout_s;
+    return nccl::make_communicator(setup);
+  }
+#else
+  (void)boot;
+  if (o.backend == BackendChoice::Nccl)
+    throw UnavailableError("--backend nccl: this railkit-bench was built without the NCCL backend (see --version)");
+#endif
+  return mpi::make_communicator(color);
+}
+
+}  // namespace
 
 int launcher_rank(char** envp) {
   for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
@@ -101,9 +189,6 @@ std::string shell_join(const std::vector<std::string>& argv) {
 int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp);
 
 int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp) {
-  if (o.backend == BackendChoice::Nccl)
-    throw UnavailableError("--backend nccl: this railkit-bench was built without the NCCL backend (see --version)");
-
   mpi::Session session(argc, argv, o.timeout_s > 0);
   auto boot = mpi::make_bootstrap(session);
   try {
@@ -128,9 +213,23 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
 
   // Checks that need the rank count or the machine, agreed by every rank before any allocation.
   validate(o, nranks);
-  auto comm = mpi::make_communicator();
+  const NodeLayout layout = node_layout(boot->node_of_rank(), o.ranks_per_node);
+  const std::vector<Group> groups = make_groups(o.split, layout);
+  const int my_group = group_of(groups, rank);
+#if RAILKIT_HAVE_NCCL
+  const bool nccl_chosen =
+      o.backend == BackendChoice::Nccl || (o.backend == BackendChoice::Auto && nccl::unusable_gpu_reason().empty());
+#else
+  const bool nccl_chosen = false;
+#endif
+  const std::string nccl_log = nccl_chosen && o.observe ? arrange_nccl_log(envp) : std::string();
+  auto comm = make_backend(o, *boot, my_group);
+  const int group_size = comm->size();
+  if (o.root >= group_size)
+    throw UsageError(fmt::format("-r/--root '{}': the groups of --split {} have only {} ranks", o.root,
+                                 split_name(o.split), group_size));
   if (const std::string why = comm->unsupported_reason(o.dtype, o.redop); !why.empty()) throw UsageError(why);
-  const Plan plan = make_plan(o, nranks);
+  const Plan plan = make_plan(o, group_size);
   if (plan.sizes.empty() || plan.buffer_bytes == 0)
     throw UsageError(fmt::format("-e/--maxbytes '{}': every size leaves less than one element per rank", o.max_bytes));
   {
@@ -173,10 +272,21 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
     if (std::find(run.hosts.begin(), run.hosts.end(), h) == run.hosts.end()) run.hosts.push_back(h);
   run.nnodes = static_cast<int>(run.hosts.size());
   run.command = shell_join(o.argv);
-  run.env = capture_env(envp, kRecordedEnvPrefixes);
+  run.env = capture_env(environ, kRecordedEnvPrefixes);  // after --observe's NCCL_DEBUG settings
   run.start_time = utc_now_iso();
   run.average = std::string(average_name(o.average));
   run.options = options_json(o);
+  if (o.split.mode != SplitMode::None) {
+    nlohmann::json gs = nlohmann::json::array();
+    for (const Group& g : groups) {
+      nlohmann::json hosts = nlohmann::json::array();
+      for (int r : g.ranks) hosts.push_back(boot->hosts()[static_cast<size_t>(r)]);
+      gs.push_back({{"name", g.name}, {"ranks", g.ranks}, {"hosts", hosts}});
+    }
+    run.split = {{"mode", split_name(o.split)},
+                 {"ranks_per_node", o.ranks_per_node > 0 ? nlohmann::json(o.ranks_per_node) : nlohmann::json(nullptr)},
+                 {"groups", gs}};
+  }
   ResultsSink sink(doc);
 
   const std::vector<double> pids = boot->gather_to_root(std::vector<double>{static_cast<double>(::getpid())});
@@ -190,6 +300,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   }
 
   Watchdog wd(*boot, o.timeout_s, [&](const TimeoutReport& rep) {
+    if (comm) comm->abort();
     ResultsDocument d = sink.snapshot();
     d.summary.complete = false;
     nlohmann::json ranks = nlohmann::json::array();
@@ -210,7 +321,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
     if (!o.output_file.empty()) write_document(o.output_file, d);
   });
 
-  Harness harness(o, *boot, *comm, wd, sink, reporter);
+  Harness harness(o, *boot, *comm, groups, wd, sink, reporter);
   std::int64_t wrong = 0;
   try {
     wrong = harness.run(plan);
@@ -233,8 +344,22 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   wd.enter(OpPoint{"gather ranks", 0, -1, false});
   rss = boot->gather_to_root(std::vector<double>{static_cast<double>(peak_rss_bytes(SysRoot{}).value_or(0))});
   wd.leave();
+  nlohmann::json observed_nccl = nullptr;
+  if (nccl_chosen && o.observe) {
+    comm.reset();  // NCCL flushes its log when the communicator goes
+    wd.enter(OpPoint{"gather NCCL logs", 0, -1, false});
+    observed_nccl = observe_nccl(*boot, nccl_log, run.env);
+    wd.leave();
+  }
   if (rank == 0) {
     ResultsDocument d = sink.snapshot();
+    if (!observed_nccl.is_null()) {
+      d.observed["nccl"] = observed_nccl;
+      for (const auto& w : observed_nccl.value("warnings", nlohmann::json::array())) {
+        d.observed["warnings"].push_back(w);
+        std::cout << "# warning: " << w.get<std::string>() << "\n";
+      }
+    }
     nlohmann::json ranks = nlohmann::json::array();
     for (int r = 0; r < nranks; ++r)
       ranks.push_back({{"rank", r},

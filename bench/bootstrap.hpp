@@ -18,10 +18,15 @@ class Bootstrap {
   virtual int local_size() const = 0;
   /// Host name of every rank, indexed by rank.
   virtual const std::vector<std::string>& hosts() const = 0;
+  /// Node index of every rank (0.. in order of each node's lowest rank), from the launcher's
+  /// shared-memory domains (MPI_Comm_split_type SHARED).
+  virtual const std::vector<int>& node_of_rank() const = 0;
 
   virtual void barrier() = 0;
   virtual std::int64_t allreduce_sum(std::int64_t v) = 0;
   virtual std::int64_t allreduce_max(std::int64_t v) = 0;
+  /// Every rank's text at rank 0 (indexed by rank); empty elsewhere.
+  virtual std::vector<std::string> gather_text_to_root(const std::string& mine) = 0;
   /// Concatenation of every rank's `mine` (all of equal length) at rank 0; empty elsewhere.
   virtual std::vector<double> gather_to_root(std::span<const double> mine) = 0;
 

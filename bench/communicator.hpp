@@ -4,6 +4,7 @@
 // data init and verification go through the backend because only it can touch them cheaply.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bench/data.hpp"
 #include "bench/types.hpp"
@@ -45,8 +46,31 @@ class Communicator {
   virtual void release(void* p) noexcept = 0;
 
   /// Runs one collective; returns when this rank's part is complete (its buffers reusable).
-  virtual void run(const OpCall& call) = 0;
+  void run(const OpCall& call) {
+    launch(call);
+    complete();
+  }
 
+  /// Starts one collective. Synchronous backends (mpi) finish it here; asynchronous ones (nccl)
+  /// enqueue it and finish in complete().
+  virtual void launch(const OpCall& call) = 0;
+  /// Waits until everything launched has finished.
+  virtual void complete() {}
+  /// True when launch() returns before the operation is done (per-iteration times then come
+  /// from device events, not the host clock).
+  virtual bool asynchronous() const { return false; }
+  /// Asynchronous backends: time each of the next `iters` launches with device events.
+  virtual void start_event_timing(int iters) { (void)iters; }
+  /// Per-launch times (us) since start_event_timing, after complete(); empty when not timed.
+  virtual std::vector<double> event_times_us() { return {}; }
+  /// Best-effort abort of outstanding operations (the watchdog calls it before exiting).
+  virtual void abort() noexcept {}
+
+  /// Whether the backend can run `c` in place (NCCL's grouped send/recv cannot).
+  virtual bool supports_in_place(Coll c) const {
+    (void)c;
+    return true;
+  }
   /// Input/output placement of in-place operations (NCCL's convention by default).
   virtual InPlaceLayout in_place_layout(Coll c, const CollSizes& s) const;
 

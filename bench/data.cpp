@@ -1,5 +1,7 @@
 #include "bench/data.hpp"
 
+#include "bench/gen.hpp"
+
 #include <cstring>
 #include <type_traits>
 
@@ -69,9 +71,9 @@ void fill(void* dst, std::uint64_t count, const CheckSpec& s) {
   for (std::uint64_t i = 0; i < count; ++i) p[i] = to_elem<T>(gen_value(s.op, s.rank, i, s.rep));
 }
 
-// gen_value depends on the index only through index mod kPeriod (17 for most ops, 5 for prod),
-// so a reduction over ranks is tabulated once per residue instead of once per element.
-constexpr std::uint64_t kPeriod = 85;
+// gen_value depends on the index only through index mod kGenPeriod, so a reduction over ranks
+// is tabulated once per residue instead of once per element.
+constexpr std::uint64_t kPeriod = kGenPeriod;
 
 template <typename T>
 std::int64_t wrong(const void* out, const CheckSpec& s) {
@@ -122,10 +124,7 @@ struct WrongOp {
 }  // namespace
 
 std::int64_t gen_value(RedOp op, int rank, std::uint64_t index, int rep) noexcept {
-  const std::uint64_t r = static_cast<std::uint64_t>(rank);
-  const std::uint64_t k = static_cast<std::uint64_t>(rep);
-  if (op == RedOp::Prod) return ((r + index + k) % 5 == 0) ? 2 : 1;
-  return static_cast<std::int64_t>((r * 7 + index * 3 + k * 5) % 17);
+  return gen_raw(op == RedOp::Prod, static_cast<std::uint64_t>(rank), index, static_cast<std::uint64_t>(rep));
 }
 
 void fill_input_host(void* dst, std::uint64_t count, const CheckSpec& spec) {

@@ -88,17 +88,21 @@ double reduce_across_ranks(std::span<const double> v, Average a) {
   return v.front();
 }
 
-ResultRecord make_record(Coll c, const CollSizes& s, const BenchOptions& o, bool in_place, int cycle, int nranks,
-                         std::span<const double> gathered, std::optional<std::int64_t> wrong,
+ResultRecord make_record(Coll c, const CollSizes& s, const BenchOptions& o, bool in_place, int cycle,
+                         std::span<const double> blocks, std::span<const int> members, bool checked,
                          const std::vector<std::string>& hosts) {
-  const auto block = static_cast<std::size_t>(o.iters) + 1;
-  std::vector<double> loop(static_cast<std::size_t>(nranks));
-  for (int r = 0; r < nranks; ++r) loop[static_cast<std::size_t>(r)] = gathered[static_cast<std::size_t>(r) * block];
+  const std::size_t block = block_size(o.iters);
+  const std::size_t n = members.size();
+  std::vector<double> loop(n);
+  std::int64_t wrong_sum = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    loop[r] = blocks[r * block];
+    wrong_sum += static_cast<std::int64_t>(blocks[r * block + 1]);
+  }
   std::vector<double> per_iter(static_cast<std::size_t>(o.iters));
-  std::vector<double> across(static_cast<std::size_t>(nranks));
+  std::vector<double> across(n);
   for (int i = 0; i < o.iters; ++i) {
-    for (int r = 0; r < nranks; ++r)
-      across[static_cast<std::size_t>(r)] = gathered[static_cast<std::size_t>(r) * block + 1 + static_cast<std::size_t>(i)];
+    for (std::size_t r = 0; r < n; ++r) across[r] = blocks[r * block + 2 + static_cast<std::size_t>(i)];
     per_iter[static_cast<std::size_t>(i)] = reduce_across_ranks(across, o.average);
   }
   ResultRecord rec;
@@ -115,12 +119,12 @@ ResultRecord make_record(Coll c, const CollSizes& s, const BenchOptions& o, bool
   rec.time_us = summarize(per_iter);
   rec.time_us.avg = reduce_across_ranks(loop, o.average);
   rec.algbw_GBps = algbw_GBps(static_cast<double>(s.bytes), rec.time_us.avg);
-  rec.busbw_GBps = rec.algbw_GBps * busbw_factor(c, nranks);
-  rec.wrong = wrong;
+  rec.busbw_GBps = rec.algbw_GBps * busbw_factor(c, static_cast<int>(n));
+  if (checked) rec.wrong = wrong_sum;
   const auto [mn, mx] = std::minmax_element(loop.begin(), loop.end());
   rec.ranks.time_us_min = *mn;
   rec.ranks.time_us_max = *mx;
-  rec.ranks.slowest_rank = static_cast<int>(mx - loop.begin());
+  rec.ranks.slowest_rank = members[static_cast<std::size_t>(mx - loop.begin())];
   if (rec.ranks.slowest_rank < static_cast<int>(hosts.size()))
     rec.ranks.slowest_host = hosts[static_cast<std::size_t>(rec.ranks.slowest_rank)];
   return rec;
@@ -146,29 +150,37 @@ std::int64_t Harness::run(const Plan& plan) {
       for (std::uint64_t b : plan.sizes) {
         const CollSizes s = coll_sizes(c, b, esz, comm_.size());
         if (s.param_count == 0) continue;
-        Row row{c, s, std::nullopt, std::nullopt};
-        if (o_.placement != Placement::In) row.out = measure(c, s, false, cycle);
-        if (o_.placement != Placement::Out) row.in = measure(c, s, true, cycle);
-        if (reporter_) reporter_->row(row);
+        std::vector<ResultRecord> out, in;
+        if (o_.placement != Placement::In) out = measure(c, s, false, cycle);
+        if (o_.placement != Placement::Out && comm_.supports_in_place(c)) in = measure(c, s, true, cycle);
+        if (!reporter_) continue;
+        for (std::size_t g = 0; g < groups_.size(); ++g) {
+          Row row{c, s, std::nullopt, std::nullopt, groups_[g].name};
+          if (!out.empty()) row.out = out[g];
+          if (!in.empty()) row.in = in[g];
+          reporter_->row(row);
+        }
       }
     }
   }
   return wrong_total_;
 }
 
-std::optional<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_place, int cycle) {
+std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_place, int cycle) {
   const std::size_t esz = info(o_.dtype).size_bytes;
   const InPlaceLayout layout = in_place ? comm_.in_place_layout(c, s) : InPlaceLayout{};
   char* recv = static_cast<char*>(recv_);
   const void* send = in_place ? recv + layout.input_offset * esz : send_;
-  const OpCall call{c, o_.dtype, o_.redop, o_.root, send, recv_, s.param_count, in_place};
+  void* out = in_place ? recv + layout.output_offset * esz : recv_;
+  const OpCall call{c, o_.dtype, o_.redop, o_.root, send, out, s.param_count, in_place};
   const std::string phase(info(c).name);
-  const int me = comm_.rank();
+  const int me = comm_.rank();          // rank in this rank's group
+  const int world_rank = boot_.rank();  // fire drills name world ranks
 
   std::uint64_t delay_us = 0;
   for (const InjectDelay& d : o_.inject_delays)
-    if (d.rank == me) delay_us += d.delay_us;
-  const bool stall_here = o_.inject_stall_rank && *o_.inject_stall_rank == me && !stalled_once_;
+    if (d.rank == world_rank) delay_us += d.delay_us;
+  const bool stall_here = o_.inject_stall_rank && *o_.inject_stall_rank == world_rank && !stalled_once_;
 
   OpPoint point{phase, s.bytes, -1, in_place};
   for (int w = 0; w < o_.warmup_iters; ++w) {
@@ -178,7 +190,9 @@ std::optional<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in
   }
   control("barrier", [&] { boot_.barrier(); });
 
-  std::vector<double> mine(static_cast<std::size_t>(o_.iters) + 1);
+  std::vector<double> mine(block_size(o_.iters));
+  const bool async = comm_.asynchronous();
+  if (async) comm_.start_event_timing(o_.iters);
   const auto t0 = Clock::now();
   for (int i = 0; i < o_.iters; ++i) {
     const auto ti = Clock::now();
@@ -189,17 +203,27 @@ std::optional<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in
       wd_.stall(point);
     }
     wd_.enter(point);
-    comm_.run(call);
+    comm_.launch(call);
+    if (!async) {
+      wd_.leave();
+      mine[static_cast<std::size_t>(i) + 2] = us_between(ti, Clock::now());
+    }
+  }
+  if (async) {
+    // As nccl-tests: launch every iteration, then wait once; the watchdog covers the wait.
+    point.iteration = o_.iters - 1;
+    wd_.enter(point);
+    comm_.complete();
     wd_.leave();
-    mine[static_cast<std::size_t>(i) + 1] = us_between(ti, Clock::now());
   }
   mine[0] = us_between(t0, Clock::now()) / o_.iters;
+  if (async) {
+    const std::vector<double> ev = comm_.event_times_us();
+    for (std::size_t i = 0; i < ev.size() && i < static_cast<std::size_t>(o_.iters); ++i) mine[i + 2] = ev[i];
+  }
 
-  std::vector<double> gathered;
-  control("gather timings", [&] { gathered = boot_.gather_to_root(mine); });
-
-  std::optional<std::int64_t> wrong;
-  if (o_.check_passes > 0) {
+  const bool checked = o_.check_passes > 0;
+  if (checked) {
     std::int64_t local = 0;
     for (int pass = 0; pass < o_.check_passes; ++pass) {
       const CheckSpec spec{c, o_.dtype, o_.redop, o_.root, comm_.size(), me, pass + 1 + cycle * o_.check_passes, s};
@@ -213,14 +237,26 @@ std::optional<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in
       const bool root_bcast = c == Coll::Broadcast && !in_place && me == o_.root;
       if (!root_bcast) local += comm_.count_wrong(recv + layout.output_offset * esz, spec);
     }
-    control("sum wrong", [&] { wrong = boot_.allreduce_sum(local); });
-    wrong_total_ += *wrong;
+    mine[1] = static_cast<double>(local);
+    control("sum wrong", [&] { wrong_total_ += boot_.allreduce_sum(local); });
   }
 
-  if (me != 0) return std::nullopt;
-  ResultRecord rec = make_record(c, s, o_, in_place, cycle, comm_.size(), gathered, wrong, boot_.hosts());
-  sink_.add(rec);
-  return rec;
+  std::vector<double> gathered;
+  control("gather timings", [&] { gathered = boot_.gather_to_root(mine); });
+  if (world_rank != 0) return {};
+  std::vector<ResultRecord> records;
+  const std::size_t block = block_size(o_.iters);
+  for (const Group& g : groups_) {
+    std::vector<double> blocks;
+    for (int r : g.ranks)
+      blocks.insert(blocks.end(), gathered.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * block),
+                    gathered.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(r) + 1) * block));
+    ResultRecord rec = make_record(c, s, o_, in_place, cycle, blocks, g.ranks, checked, boot_.hosts());
+    if (!g.name.empty()) rec.group = g.name;
+    sink_.add(rec);
+    records.push_back(std::move(rec));
+  }
+  return records;
 }
 
 }  // namespace railkit::bench

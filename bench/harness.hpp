@@ -10,6 +10,7 @@
 #include "bench/communicator.hpp"
 #include "bench/options.hpp"
 #include "bench/report.hpp"
+#include "bench/split.hpp"
 #include "bench/watchdog.hpp"
 #include "core/results.hpp"
 
@@ -40,28 +41,37 @@ Plan make_plan(const BenchOptions& o, int nranks);
 /// Reduces per-rank values as -a says: rank0, avg, min or max.
 double reduce_across_ranks(std::span<const double> per_rank, Average a);
 
-/// Builds one record from the gathered per-rank figures (pure; unit-tested).
-/// `gathered` is nranks blocks of (1 + iters) doubles: loop time per op, then per-iteration times (us).
-ResultRecord make_record(Coll c, const CollSizes& s, const BenchOptions& o, bool in_place, int cycle, int nranks,
-                         std::span<const double> gathered, std::optional<std::int64_t> wrong,
+/// Doubles each rank contributes per measurement: loop time per op (us), wrong elements, then
+/// one time per iteration (us).
+inline std::size_t block_size(int iters) { return static_cast<std::size_t>(iters) + 2; }
+
+/// Builds one record for one group from the gathered per-rank blocks (pure; unit-tested).
+/// `blocks` holds the group members' blocks in the order of `members` (world ranks).
+/// `wrong` is taken from the blocks when `checked`.
+ResultRecord make_record(Coll c, const CollSizes& s, const BenchOptions& o, bool in_place, int cycle,
+                         std::span<const double> blocks, std::span<const int> members, bool checked,
                          const std::vector<std::string>& hosts);
 
 class Harness {
  public:
-  Harness(const BenchOptions& o, Bootstrap& boot, Communicator& comm, Watchdog& wd, ResultsSink& sink,
-          Reporter* reporter)
-      : o_(o), boot_(boot), comm_(comm), wd_(wd), sink_(sink), reporter_(reporter) {}
+  /// `comm` is this rank's group communicator; `groups` every group of the split (one group of
+  /// all ranks without a split). Groups run concurrently, in step from size to size.
+  Harness(const BenchOptions& o, Bootstrap& boot, Communicator& comm, const std::vector<Group>& groups, Watchdog& wd,
+          ResultsSink& sink, Reporter* reporter)
+      : o_(o), boot_(boot), comm_(comm), groups_(groups), wd_(wd), sink_(sink), reporter_(reporter) {}
 
   /// Runs everything the options ask for. Returns the total of wrong elements (all ranks).
   std::int64_t run(const Plan& plan);
 
  private:
-  std::optional<ResultRecord> measure(Coll c, const CollSizes& s, bool in_place, int cycle);
+  /// On rank 0, one record per group; empty elsewhere.
+  std::vector<ResultRecord> measure(Coll c, const CollSizes& s, bool in_place, int cycle);
   void control(const char* what, const std::function<void()>& f);
 
   const BenchOptions& o_;
   Bootstrap& boot_;
   Communicator& comm_;
+  const std::vector<Group>& groups_;
   Watchdog& wd_;
   ResultsSink& sink_;
   Reporter* reporter_;  ///< null on ranks other than 0

@@ -61,7 +61,7 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
                "railkit-bench"};
   app.set_help_flag("-h,--help", "Print this help and exit");
   std::string minb, maxb, stepf, stepb, iters, warm, check, dtype, op, root, avg, cycles, timeout, colls, backend,
-      placement, stall;
+      placement, stall, split_mode, rpn, device, gpus;
   std::vector<std::string> delays;
   bool version = false;
   app.add_option("-b,--minbytes", minb, "Smallest size in bytes (K/M/G binary suffixes; default 32M)");
@@ -84,6 +84,14 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
                  "sendrecv, or all (default all_reduce)");
   app.add_option("--label", o.label, "Free text stored in the results document");
   app.add_option("--placement", placement, "in | out | both (default both): in-place, out-of-place or both");
+  app.add_option("--split", split_mode,
+                 "Concurrent groups, one communicator each: rail (same node-local index across nodes), node, "
+                 "mod:K (rank % K), none");
+  app.add_option("--ranks-per-node", rpn, "Ranks [kK, (k+1)K) form node k (default: from the launcher)");
+  app.add_option("--device", device, "nccl: GPU index for this rank (default: node-local rank)");
+  app.add_option("-g,--ngpus", gpus, "nccl: GPUs per process (only 1 is supported yet)");
+  app.add_flag("--observe,!--no-observe", o.observe,
+               "nccl: record what NCCL did (NICs, PXN, GDR) from its INFO log (default on)");
   app.add_option("--inject-stall", stall,
                  "Fire drill: this rank skips its first timed collective and stops there (needs -T)");
   app.add_option("--inject-delay-us", delays,
@@ -160,6 +168,18 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
       o.colls.push_back(*c);
     }
     if (o.colls.empty()) throw UsageError(quoted("--coll", colls) + ": no collective named");
+  }
+  if (!split_mode.empty()) {
+    const auto sp = parse_split(split_mode);
+    if (!sp) throw UsageError(quoted("--split", split_mode) + ": expected rail, node, mod:K (K >= 1) or none");
+    o.split = *sp;
+  }
+  if (!rpn.empty()) o.ranks_per_node = static_cast<int>(parse_int("--ranks-per-node", rpn, 1, kMaxInt));
+  if (!device.empty()) o.device = static_cast<int>(parse_int("--device", device, 0, 1023));
+  if (!gpus.empty()) {
+    o.gpus_per_process = static_cast<int>(parse_int("-g/--ngpus", gpus, 1, 64));
+    if (o.gpus_per_process != 1)
+      throw UsageError(quoted("-g/--ngpus", gpus) + ": only one GPU per process is supported yet; launch one rank per GPU");
   }
   if (!stall.empty()) o.inject_stall_rank = static_cast<int>(parse_int("--inject-stall", stall, 0, kMaxInt));
   for (const std::string& d : delays) {

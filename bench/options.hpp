@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/split.hpp"
 #include "bench/types.hpp"
 
 namespace railkit::bench {
@@ -38,6 +39,11 @@ struct BenchOptions {
   std::vector<Coll> colls{Coll::AllReduce};
   std::string label;
   Placement placement = Placement::Both;
+  SplitSpec split;                         ///< --split
+  int ranks_per_node = 0;                  ///< --ranks-per-node, 0 = from the launcher
+  std::optional<int> device;               ///< --device: GPU index (nccl), default node-local rank
+  int gpus_per_process = 1;                ///< -g (nccl)
+  bool observe = true;                     ///< --observe / --no-observe (nccl): read NCCL's log
   std::optional<int> inject_stall_rank;
   std::vector<InjectDelay> inject_delays;
   std::vector<std::string> argv;           ///< the command line, for the results document

@@ -19,6 +19,7 @@ struct Row {
   CollSizes sizes;
   std::optional<ResultRecord> out;
   std::optional<ResultRecord> in;
+  std::string group;  ///< --split group name, empty without a split
 };
 
 struct RankLine {
@@ -57,6 +58,7 @@ class TableReporter final : public Reporter {
  private:
   std::ostream& os_;
   bool multi_cycle_ = false;
+  bool split_ = false;
 };
 
 /// Formats a value the way nccl-tests does in a column of `width`: 2 decimals, fewer when wide.

@@ -1,4 +1,7 @@
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "bench/report.hpp"
 
@@ -25,6 +28,7 @@ std::string format_column(double value, int width) {
 void TableReporter::run_start(const RunHeader& h) {
   const BenchOptions& o = h.options;
   multi_cycle_ = o.run_cycles > 1;
+  split_ = o.split.mode != SplitMode::None;
   os_ << fmt::format("# railkit-bench {}: backend {} ({}), {} ranks on {} node{}\n", h.run.railkit_version,
                      h.run.backend, h.run.backend_version, h.run.nranks, h.run.nnodes, h.run.nnodes == 1 ? "" : "s");
   std::string colls;
@@ -38,6 +42,16 @@ void TableReporter::run_start(const RunHeader& h) {
   os_ << fmt::format("# collectives: {}  datatype: {}  redop: {}  root: {}", colls, info(o.dtype).name,
                      info(o.redop).name, o.root);
   if (!h.run.label.empty()) os_ << "  label: " << h.run.label;
+  if (split_) {
+    os_ << "\n# split: " << split_name(o.split) << " (" << h.run.split.value("groups", nlohmann::json::array()).size()
+        << " concurrent groups of " << h.run.nranks / std::max<std::size_t>(1, h.run.split.value("groups", nlohmann::json::array()).size())
+        << " ranks, each its own communicator)";
+    for (const auto& g : h.run.split.value("groups", nlohmann::json::array())) {
+      std::string ranks;
+      for (const auto& r : g.at("ranks")) ranks += (ranks.empty() ? "" : ",") + std::to_string(r.get<int>());
+      os_ << "\n#   " << g.at("name").get<std::string>() << ": ranks " << ranks;
+    }
+  }
   os_ << "\n#\n# Using ranks\n";
   for (const RankLine& r : h.ranks) os_ << fmt::format("#  Rank {:>2} Pid {:>6} on {:>10}\n", r.rank, r.pid, r.host);
   for (const std::string& n : h.notes) os_ << "# note: " << n << "\n";
@@ -54,12 +68,14 @@ void TableReporter::coll_start(Coll c, int cycle) {
   os_ << "\n#\n";
   os_ << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place          \n",
                      "", "", "", "", "");
-  os_ << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}  {:>7}\n",
+  os_ << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}  {:>7}",
                      "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
-                     "busbw", "#wrong", "o_p99", "i_p99", "slowest");
-  os_ << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}  {:>7}\n",
+                     "busbw", "#wrong", "o_p99", "i_p99", "slowest")
+      << (split_ ? fmt::format("  {:>8}", "group") : std::string()) << "\n";
+  os_ << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}  {:>7}",
                      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "",
-                     "(us)", "(us)", "rank");
+                     "(us)", "(us)", "rank")
+      << (split_ ? fmt::format("  {:>8}", "") : std::string()) << "\n";
   os_.flush();
 }
 
@@ -72,12 +88,37 @@ void TableReporter::row(const Row& r) {
   if (r.out && r.in && r.in->ranks.time_us_max > r.out->ranks.time_us_max) slowest = r.in->ranks.slowest_rank;
   os_ << fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", any.bytes, any.count, any.dtype, any.redop, any.root)
       << placement_cols(r.out) << placement_cols(r.in)
-      << fmt::format("  {:>7}  {:>7}  {:>7}\n", p99(r.out), p99(r.in), slowest);
+      << fmt::format("  {:>7}  {:>7}  {:>7}", p99(r.out), p99(r.in), slowest)
+      << (split_ ? fmt::format("  {:>8}", r.group) : std::string()) << "\n";
   os_.flush();
 }
 
 void TableReporter::run_end(const ResultsDocument& doc) {
   if (doc.error) os_ << "# ERROR: " << doc.error->message << "\n";
+  // Per group of a split: mean busbw, and the slowest group against the best.
+  std::vector<std::pair<std::string, std::pair<double, int>>> groups;
+  for (const auto& r : doc.results) {
+    if (!r.group) continue;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == *r.group; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {*r.group, {0.0, 0}});
+    it->second.first += r.busbw_GBps;
+    it->second.second += 1;
+  }
+  if (!groups.empty()) {
+    double best = 0, worst = 1e300;
+    std::string worst_name;
+    for (const auto& [name, acc] : groups) {
+      const double mean = acc.first / acc.second;
+      os_ << fmt::format("# {:<20} : avg bus bandwidth {:g}\n", "Group " + name, mean);
+      best = std::max(best, mean);
+      if (mean < worst) {
+        worst = mean;
+        worst_name = name;
+      }
+    }
+    os_ << fmt::format("# {:<20} : {} ({:g}, {:.1f}% below the best group)\n", "Slowest group", worst_name, worst,
+                       best > 0 ? 100.0 * (best - worst) / best : 0.0);
+  }
   os_ << fmt::format("# {:<20} : {} {}\n", "Out of bounds values", doc.summary.errors,
                      doc.summary.errors ? "FAILED" : "OK");
   os_ << fmt::format("# {:<20} : {:g} \n", "Avg bus bandwidth", doc.summary.avg_busbw_GBps);

@@ -8,11 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/enums.hpp"
+
 namespace railkit::bench {
 
-enum class DType { Int8, Uint8, Int32, Uint32, Int64, Uint64, Half, BFloat16, Float, Double };
-enum class RedOp { Sum, Prod, Min, Max, Avg };
-enum class Coll { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, SendRecv };
 
 struct DTypeInfo {
   DType type;

@@ -68,6 +68,18 @@ class DataError : public Error {
   explicit DataError(const std::string& m) : Error(ErrorCode::DataError, m) {}
 };
 
+/// A CUDA runtime call failed.
+class CudaError : public Error {
+ public:
+  explicit CudaError(const std::string& m) : Error(ErrorCode::Cuda, m) {}
+};
+
+/// An NCCL call failed.
+class NcclError : public Error {
+ public:
+  explicit NcclError(const std::string& m) : Error(ErrorCode::Nccl, m) {}
+};
+
 /// A backend or capability that is not compiled in or not usable on this machine.
 class UnavailableError : public Error {
  public:

@@ -43,7 +43,8 @@ ojson record_json(const ResultRecord& r) {
              {{"time_us_min", r.ranks.time_us_min},
               {"time_us_max", r.ranks.time_us_max},
               {"slowest_rank", r.ranks.slowest_rank},
-              {"slowest_host", r.ranks.slowest_host}}}};
+              {"slowest_host", r.ranks.slowest_host}}},
+            {"group", r.group ? ojson(*r.group) : ojson(nullptr)}};
   return j;
 }
 
@@ -67,6 +68,7 @@ ResultRecord record_from(const json& j) {
   r.ranks.time_us_max = k.at("time_us_max").get<double>();
   r.ranks.slowest_rank = k.at("slowest_rank").get<int>();
   r.ranks.slowest_host = k.at("slowest_host").get<std::string>();
+  if (j.contains("group") && !j.at("group").is_null()) r.group = j.at("group").get<std::string>();
   return r;
 }
 
@@ -108,7 +110,8 @@ std::string dump_results(const ResultsDocument& d, int indent) {
          {"env", r.env},
          {"start_time", r.start_time},
          {"average", r.average},
-         {"options", options}}},
+         {"options", options},
+         {"split", ojson::parse(r.split.dump())}}},
        {"results", std::move(results)},
        {"observed", observed},
        {"summary",
@@ -137,6 +140,7 @@ void from_json(const json& j, ResultsDocument& d) {
     d.run.start_time = r.value("start_time", "");
     d.run.average = r.value("average", "avg");
     d.run.options = r.value("options", json::object());
+    d.run.split = r.value("split", json(nullptr));
     d.results.clear();
     for (const auto& rec : j.at("results")) d.results.push_back(record_from(rec));
     d.observed = j.value("observed", json::object());

@@ -29,6 +29,8 @@ struct RunInfo {
   std::string start_time;          ///< UTC, ISO 8601
   std::string average;             ///< how per-op times were reduced across ranks: rank0|avg|min|max
   nlohmann::json options = nlohmann::json::object();  ///< the bench options that shape results
+  /// --split: null, or {mode, ranks_per_node, groups: [{name, ranks, hosts}]}
+  nlohmann::json split = nullptr;
 };
 
 /// Per-rank spread of the per-op average time (each rank's own loop time / iters).
@@ -54,7 +56,8 @@ struct ResultRecord {
   double algbw_GBps = 0;
   double busbw_GBps = 0;
   std::optional<std::int64_t> wrong;  ///< wrong elements summed over ranks; nullopt when not checked
-  RankSpread ranks;
+  RankSpread ranks;   ///< slowest_rank is a world rank
+  std::optional<std::string> group;   ///< --split group ("rail0"); nullopt without a split
 };
 
 /// What ended a run early (timeout, MPI error ...).

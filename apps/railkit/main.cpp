@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/railkit/subcommands.hpp"
 #include "core/error.hpp"
 #include "core/main_guard.hpp"
 #include "core/version.hpp"
@@ -52,6 +53,10 @@ Action setup_topo(CLI::App& app) {
 }
 
 constexpr Subcommand kSubcommands[] = {
+    {"nccl-log",
+     "summarise NCCL debug logs (NCCL_DEBUG=INFO): network, NICs, PXN relays, GDR, graph patterns, tuner plugin; "
+     "--env checks contradictions",
+     railkit::app::setup_nccl_log},
     {"topo", "probe the node: GPUs, RDMA NICs, PCIe paths, rails, RoCE settings, lint", setup_topo},
 };
 

@@ -37,8 +37,10 @@ MPI_Op mpi_op(RedOp o) {
 
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator() {
-    check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+  explicit MpiCommunicator(int color) {
+    int world_rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    check(MPI_Comm_split(MPI_COMM_WORLD, color, world_rank, &comm_), "MPI_Comm_split");
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
@@ -70,7 +72,7 @@ class MpiCommunicator final : public Communicator {
   }
   void release(void* p) noexcept override { std::free(p); }
 
-  void run(const OpCall& c) override {
+  void launch(const OpCall& c) override {
     if (c.count > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
       throw UnavailableError("count " + std::to_string(c.count) + " exceeds MPI's int count");
     const int n = static_cast<int>(c.count);
@@ -131,6 +133,6 @@ class MpiCommunicator final : public Communicator {
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_communicator() { return std::make_unique<MpiCommunicator>(); }
+std::unique_ptr<Communicator> make_communicator(int color) { return std::make_unique<MpiCommunicator>(color); }
 
 }  // namespace railkit::bench::mpi

@@ -59,7 +59,16 @@ class MpiBootstrap final : public Bootstrap {
     check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
     MPI_Comm_rank(local, &local_rank_);
     MPI_Comm_size(local, &local_size_);
+    int leader = rank_;
+    check(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local), "MPI_Allreduce(node leader)");
     MPI_Comm_free(&local);
+    std::vector<int> leaders(static_cast<size_t>(size_));
+    check(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm_), "MPI_Allgather(node leaders)");
+    std::vector<int> distinct = leaders;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (int l : leaders)
+      node_of_rank_.push_back(static_cast<int>(std::lower_bound(distinct.begin(), distinct.end(), l) - distinct.begin()));
 
     char name[MPI_MAX_PROCESSOR_NAME] = {};
     int len = 0;
@@ -85,6 +94,7 @@ class MpiBootstrap final : public Bootstrap {
   int local_rank() const override { return local_rank_; }
   int local_size() const override { return local_size_; }
   const std::vector<std::string>& hosts() const override { return hosts_; }
+  const std::vector<int>& node_of_rank() const override { return node_of_rank_; }
 
   void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
   std::int64_t allreduce_sum(std::int64_t v) override {
@@ -95,6 +105,23 @@ class MpiBootstrap final : public Bootstrap {
   std::int64_t allreduce_max(std::int64_t v) override {
     std::int64_t out = 0;
     check(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MAX, comm_), "MPI_Allreduce(control)");
+    return out;
+  }
+  std::vector<std::string> gather_text_to_root(const std::string& mine) override {
+    const int len = static_cast<int>(mine.size());
+    std::vector<int> lens(rank_ == 0 ? static_cast<size_t>(size_) : 0);
+    check(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm_), "MPI_Gather(text sizes)");
+    std::vector<int> displs(lens.size());
+    int total = 0;
+    for (size_t r = 0; r < lens.size(); ++r) {
+      displs[r] = total;
+      total += lens[r];
+    }
+    std::string all(static_cast<size_t>(total), '\0');
+    check(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm_),
+          "MPI_Gatherv(text)");
+    std::vector<std::string> out;
+    for (size_t r = 0; r < lens.size(); ++r) out.push_back(all.substr(static_cast<size_t>(displs[r]), static_cast<size_t>(lens[r])));
     return out;
   }
   std::vector<double> gather_to_root(std::span<const double> mine) override {
@@ -140,6 +167,7 @@ class MpiBootstrap final : public Bootstrap {
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   bool side_channel_ = false;
   std::vector<std::string> hosts_;
+  std::vector<int> node_of_rank_;
   std::string pending_;
 };
 

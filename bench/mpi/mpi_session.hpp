@@ -33,7 +33,8 @@ class Session {
 /// Bootstrap over MPI_COMM_WORLD (duplicated communicators for control and side channel).
 std::unique_ptr<Bootstrap> make_bootstrap(const Session& session);
 
-/// The MPI data-plane backend on its own duplicate of MPI_COMM_WORLD, host memory.
-std::unique_ptr<Communicator> make_communicator();
+/// The MPI data-plane backend, host memory, on its own communicator: the ranks of
+/// MPI_COMM_WORLD that share `color` (one group of --split), ordered by world rank.
+std::unique_ptr<Communicator> make_communicator(int color);
 
 }  // namespace railkit::bench::mpi

@@ -17,12 +17,12 @@ TEST(Harness, RecordUsesNcclTestsFormulas) {
   BenchOptions o;
   o.iters = 2;
   o.average = Average::Avg;
-  const int n = 4;
-  const CollSizes s = coll_sizes(Coll::AllReduce, 1 << 20, 4, n);
-  // per rank: loop time per op, then two per-iteration times
-  const std::vector<double> g{10, 9, 11, 12, 11, 13, 10, 9, 11, 8, 7, 9};
+  const CollSizes s = coll_sizes(Coll::AllReduce, 1 << 20, 4, 4);
+  // per rank: loop time per op, wrong elements, then two per-iteration times
+  const std::vector<double> g{10, 0, 9, 11, 12, 1, 11, 13, 10, 0, 9, 11, 8, 2, 7, 9};
+  const std::vector<int> members{0, 1, 2, 3};
   const std::vector<std::string> hosts{"a", "b", "c", "d"};
-  const ResultRecord r = make_record(Coll::AllReduce, s, o, false, 0, n, g, 0, hosts);
+  const ResultRecord r = make_record(Coll::AllReduce, s, o, false, 0, g, members, true, hosts);
   EXPECT_DOUBLE_EQ(r.time_us.avg, (10 + 12 + 10 + 8) / 4.0);
   EXPECT_DOUBLE_EQ(r.algbw_GBps, (1 << 20) / r.time_us.avg / 1e3);
   EXPECT_DOUBLE_EQ(r.busbw_GBps, r.algbw_GBps * 2 * 3 / 4);
@@ -30,6 +30,7 @@ TEST(Harness, RecordUsesNcclTestsFormulas) {
   EXPECT_DOUBLE_EQ(r.ranks.time_us_min, 8);
   EXPECT_EQ(r.ranks.slowest_rank, 1);
   EXPECT_EQ(r.ranks.slowest_host, "b");
+  EXPECT_EQ(r.wrong, 3);
   // per-iteration series averaged across ranks: iter0 (9+11+9+7)/4 = 9, iter1 (11+13+11+9)/4 = 11
   EXPECT_DOUBLE_EQ(r.time_us.min, 9);
   EXPECT_DOUBLE_EQ(r.time_us.max, 11);
@@ -43,8 +44,9 @@ TEST(Harness, RecordForGatherHasNoRedopAndPerRankCount) {
   o.iters = 1;
   o.average = Average::Max;
   const CollSizes s = coll_sizes(Coll::AllGather, 4096, 4, 2);
-  const std::vector<double> g{5, 5, 20, 20};
-  const ResultRecord r = make_record(Coll::AllGather, s, o, true, 1, 2, g, std::nullopt, {"x", "x"});
+  const std::vector<double> g{5, 0, 5, 20, 0, 20};
+  const std::vector<int> members{1, 3};  // a group of world ranks 1 and 3
+  const ResultRecord r = make_record(Coll::AllGather, s, o, true, 1, g, members, false, {"w", "x", "y", "z"});
   EXPECT_EQ(r.redop, "none");
   EXPECT_EQ(r.count, 512u);
   EXPECT_EQ(r.bytes, 4096u);
@@ -53,6 +55,8 @@ TEST(Harness, RecordForGatherHasNoRedopAndPerRankCount) {
   EXPECT_FALSE(r.wrong.has_value());
   EXPECT_TRUE(r.in_place);
   EXPECT_EQ(r.cycle, 1);
+  EXPECT_EQ(r.ranks.slowest_rank, 3);
+  EXPECT_EQ(r.ranks.slowest_host, "z");
 }
 
 TEST(Harness, PlanSizesBuffersAndNotes) {

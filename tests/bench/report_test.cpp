@@ -48,12 +48,12 @@ std::string render() {
   t.run_start(h);
   t.coll_start(Coll::AllReduce, 0);
   t.row(Row{Coll::AllReduce, coll_sizes(Coll::AllReduce, 8, 4, 4), rec("all_reduce", "sum", 8, 2, false, 8.23, 0.00097, 0.00146, 0),
-            rec("all_reduce", "sum", 8, 2, true, 6.18, 0.0013, 0.0019, 0)});
+            rec("all_reduce", "sum", 8, 2, true, 6.18, 0.0013, 0.0019, 0), ""});
   t.row(Row{Coll::AllReduce, coll_sizes(Coll::AllReduce, 1 << 20, 4, 4),
-            rec("all_reduce", "sum", 1 << 20, 262144, false, 1234567.891, 1234.5678, 12345.678, 0), std::nullopt});
+            rec("all_reduce", "sum", 1 << 20, 262144, false, 1234567.891, 1234.5678, 12345.678, 0), std::nullopt, ""});
   t.coll_start(Coll::AllGather, 0);
   t.row(Row{Coll::AllGather, coll_sizes(Coll::AllGather, 32, 4, 4), std::nullopt,
-            rec("all_gather", "none", 32, 2, true, 6.29, 0.01, 0.0, std::nullopt)});
+            rec("all_gather", "none", 32, 2, true, 6.29, 0.01, 0.0, std::nullopt), ""});
   railkit::ResultsDocument doc;
   doc.summary.errors = 0;
   doc.summary.avg_busbw_GBps = 0.343671;

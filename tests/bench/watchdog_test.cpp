@@ -17,16 +17,19 @@ class OneRank final : public Bootstrap {
   int local_rank() const override { return 0; }
   int local_size() const override { return 1; }
   const std::vector<std::string>& hosts() const override { return hosts_; }
+  const std::vector<int>& node_of_rank() const override { return nodes_; }
   void barrier() override {}
   std::int64_t allreduce_sum(std::int64_t v) override { return v; }
   std::int64_t allreduce_max(std::int64_t v) override { return v; }
   std::vector<double> gather_to_root(std::span<const double> m) override { return {m.begin(), m.end()}; }
+  std::vector<std::string> gather_text_to_root(const std::string& m) override { return {m}; }
   bool has_side_channel() const override { return false; }
   void post_status(const std::string&) override {}
   std::vector<std::string> collect_statuses(double) override { return {}; }
 
  private:
   std::vector<std::string> hosts_{"node-a"};
+  std::vector<int> nodes_{0};
 };
 
 RankState state(int rank, std::int64_t seq, const std::string& st) {

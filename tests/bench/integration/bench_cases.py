@@ -39,6 +39,14 @@ class Failure(Exception):
     pass
 
 
+class Skip(Exception):
+    """Not applicable here (exit 77, ctest's SKIP_RETURN_CODE)."""
+
+
+def has_gpu():
+    return os.path.exists("/dev/nvidia0")
+
+
 def check(cond, msg):
     if not cond:
         raise Failure(msg)
@@ -282,6 +290,58 @@ def json_keys_match_golden(ctx):
     check(keys == want, "keys differ: extra %s missing %s" % (sorted(keys - want), sorted(want - keys)))
 
 
+# --- split ------------------------------------------------------------------------------
+
+@case
+def split_rail_reports_two_rails(ctx):
+    out = ctx.path("rail.json")
+    rc, so, se, _ = ctx.run(["--split", "rail", "--ranks-per-node", "2", "--coll", "all_reduce,all_gather", "-b", "1K",
+                             "-e", "64K", "-f", "8", "-J", out], np=4)
+    check(rc == 0, se)
+    doc = load(out)
+    split = doc["run"]["split"]
+    check(split["mode"] == "rail" and split["ranks_per_node"] == 2, "split recorded %s" % split)
+    check([(g["name"], g["ranks"]) for g in split["groups"]] == [("rail0", [0, 2]), ("rail1", [1, 3])],
+          "rails %s" % split["groups"])
+    groups = {r["group"] for r in doc["results"]}
+    check(groups == {"rail0", "rail1"}, "groups %s" % groups)
+    for r in doc["results"]:
+        members = [0, 2] if r["group"] == "rail0" else [1, 3]
+        check(r["ranks"]["slowest_rank"] in members, "slowest rank of %s is a member" % r["group"])
+    # each rail is a 2-rank communicator: busbw factor of 2 ranks
+    for r in doc["results"]:
+        f = FACTORS[r["op"]](2)
+        check(abs(r["busbw_GBps"] - r["algbw_GBps"] * f) <= 1e-9 * max(1.0, r["busbw_GBps"]), "2-rank factor")
+        check(r["wrong"] == 0, "wrong")
+    check("# Slowest group        : rail" in so, "slowest rail reported")
+    check(so.count(" rail0\n") == 6 and so.count(" rail1\n") == 6, "a row per rail and size")
+    validate_schema(doc)
+
+
+@case
+def split_node_and_mod(ctx):
+    out = ctx.path("node.json")
+    rc, so, se, _ = ctx.run(["--split", "node", "-b", "1K", "-e", "1K", "-J", out], np=4)
+    check(rc == 0, se)
+    doc = load(out)
+    check([g["ranks"] for g in doc["run"]["split"]["groups"]] == [[0, 1, 2, 3]], "one node here")
+    rc, so, se, _ = ctx.run(["--split", "mod:2", "--coll", "broadcast", "-r", "1", "-b", "1K", "-e", "1K", "-J", out],
+                            np=4)
+    check(rc == 0, se)
+    doc = load(out)
+    check([g["ranks"] for g in doc["run"]["split"]["groups"]] == [[0, 2], [1, 3]], "mod:2 groups")
+    check(all(r["wrong"] == 0 for r in doc["results"]), "broadcast from group rank 1 checks out")
+
+
+@case
+def split_bad_input(ctx):
+    expect_usage(ctx, ["--split", "rails"], "--split 'rails'")
+    expect_usage(ctx, ["--split", "mod:0"], "--split 'mod:0'")
+    expect_usage(ctx, ["--split", "rail", "--ranks-per-node", "2", "-b", "8", "-e", "8"], "groups differ in size", np=3)
+    expect_usage(ctx, ["--split", "mod:2", "--coll", "broadcast", "-r", "3", "-b", "8", "-e", "8"],
+                 "-r/--root '3': the groups of --split mod:2 have only 2 ranks", np=4)
+
+
 # --- watchdog ---------------------------------------------------------------------------
 
 def stall(ctx, rank):
@@ -365,7 +425,7 @@ def bad_root_and_ranks(ctx):
 
 @case
 def memory_checked_before_allocating(ctx):
-    expect_usage(ctx, ["-b", "200G", "-e", "200G"], "-e/--maxbytes '214748364800': 1 ranks on")
+    expect_usage(ctx, ["-b", "200G", "-e", "200G"], "-e/--maxbytes '214748364800': 1 rank on")
     expect_usage(ctx, ["-d", "int8", "-b", "3G", "-e", "3G"], "elements exceed MPI's int count")
     expect_usage(ctx, ["-b", "100G", "-e", "100G"], "need", np=2)
 
@@ -378,9 +438,39 @@ def output_path_checked_before_running(ctx):
 
 @case
 def nccl_backend_unavailable(ctx):
+    if has_gpu():
+        raise Skip("a GPU is present: the nccl backend is usable here")
     rc, so, se, _ = ctx.run(["--backend", "nccl", "-b", "8", "-e", "8"])
     check(rc == 5, "rc %d" % rc)
-    check(len(railkit_lines(se)) == 1 and "nccl" in railkit_lines(se)[0], se)
+    check(len(railkit_lines(se)) == 1 and "--backend nccl" in railkit_lines(se)[0], se)
+    # auto falls back to mpi without a GPU
+    out = ctx.path("auto.json")
+    rc, so, se, _ = ctx.run(["-b", "8", "-e", "8", "-J", out])
+    check(rc == 0 and load(out)["run"]["backend"] == "mpi", "auto picks mpi without a GPU")
+
+
+@case
+def gpu_nccl_all_collectives(ctx):
+    if not has_gpu():
+        raise Skip("no GPU here")
+    for dt in ("float", "half", "bfloat16", "int8"):
+        out = ctx.path("gpu-%s.json" % dt)
+        rc, so, se, _ = ctx.run(["--backend", "nccl", "--coll", "all", "-b", "8", "-e", "1M", "-f", "16", "-d", dt,
+                                 "-J", out], np=1)
+        check(rc == 0, "rc %d: %s" % (rc, se[-800:]))
+        doc = load(out)
+        check(doc["run"]["backend"] == "nccl", "backend")
+        check(all(r["wrong"] == 0 for r in doc["results"]), "wrong values on the GPU (%s)" % dt)
+
+
+@case
+def gpu_nccl_watchdog(ctx):
+    if not has_gpu():
+        raise Skip("no GPU here")
+    out = ctx.path("gpu-stall.json")
+    rc, so, se, secs = ctx.run(["--backend", "nccl", "-b", "1M", "-e", "1M", "-T", "3", "--inject-stall", "0", "-J", out],
+                               np=1, timeout=60)
+    check(rc == 4 and secs < 12, "rc %d after %.1f s" % (rc, secs))
 
 
 @case
@@ -411,6 +501,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="railkit-it-") as tmp:
         try:
             CASES[a.case](Ctx(a.bin, tmp))
+        except Skip as e:
+            print("SKIP %s: %s" % (a.case, e))
+            return 77
         except Failure as e:
             print("FAIL %s: %s" % (a.case, e))
             return 1
