@@ -11,7 +11,9 @@
 // read differently from the node. The walk handles what hwloc handles for this purpose:
 // multiple PCI domains, host bridges per NUMA node, nested switches, multi-function devices,
 // NUMA node -1 (VMs), nodes without sys/devices/system/node (single node), and links stored
-// as relative or absolute symlinks (resolved inside the root).
+// as relative or absolute symlinks (resolved inside the root). The fixtures dgx-h100,
+// pcie-2socket, vm-flat and odd-layouts (tests/fixtures/sysfs) exercise each of these, and
+// tests/topology/capture_roundtrip.py checks that a capture of this machine probes like it.
 #include <filesystem>
 #include <optional>
 
