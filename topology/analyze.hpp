@@ -18,6 +18,11 @@ PathType classify_pci(const PciFunction& a, const PciFunction& b);
 /// bridge chain below the root port read in upstream/downstream pairs, as NCCL reads sysfs).
 std::vector<std::string> pci_switches(const PciFunction& f);
 
+/// The bridge ports a peer-to-peer transfer between two functions crosses below the root
+/// complex: the deepest shared bridge and every bridge under it on both sides. Empty when the
+/// transfer goes through the root complex anyway (different root ports or host bridges).
+std::vector<std::string> p2p_bridges(const PciFunction& a, const PciFunction& b);
+
 /// Fills topo.paths: every GPU-GPU, GPU-NIC and NIC-NIC pair. GPU-GPU pairs are NV# or their
 /// PCIe type when an NVLink source exists, Unknown otherwise (`pci` always holds the PCIe type).
 void compute_paths(Topology& topo);

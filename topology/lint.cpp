@@ -198,20 +198,6 @@ class Linter {
     }
   }
 
-  // The bridges a GPU<->NIC peer-to-peer transfer crosses (only for PIX/PXB paths; wider
-  // paths go through the root complex anyway).
-  std::vector<std::string> path_bridges(const PciFunction& a, const PciFunction& b) {
-    std::vector<std::string> out;
-    if (a.host_bridge != b.host_bridge) return out;
-    size_t common = 0;
-    while (common < a.bridges.size() && common < b.bridges.size() && a.bridges[common] == b.bridges[common]) ++common;
-    if (common == 0) return out;
-    out.push_back(a.bridges[common - 1]);
-    for (size_t i = common; i < a.bridges.size(); ++i) out.push_back(a.bridges[i]);
-    for (size_t i = common; i < b.bridges.size(); ++i) out.push_back(b.bridges[i]);
-    return out;
-  }
-
   void acs() {
     std::set<std::string> done;
     int unknown = 0;
@@ -222,7 +208,7 @@ class Linter {
       const PciFunction* fg = t_.function(g->bdf);
       const PciFunction* fn = t_.function(n->bdf);
       if (!fg || !fn) continue;
-      for (const auto& b : path_bridges(*fg, *fn)) {
+      for (const auto& b : p2p_bridges(*fg, *fn)) {
         if (!done.insert(b).second) continue;
         const PciFunction* fb = t_.function(b);
         if (!fb) continue;

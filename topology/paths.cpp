@@ -130,6 +130,18 @@ void assign_rails(Topology& topo) {
   }
 }
 
+std::vector<std::string> p2p_bridges(const PciFunction& a, const PciFunction& b) {
+  std::vector<std::string> out;
+  if (a.host_bridge != b.host_bridge) return out;
+  size_t common = 0;
+  while (common < a.bridges.size() && common < b.bridges.size() && a.bridges[common] == b.bridges[common]) ++common;
+  if (common == 0) return out;
+  out.push_back(a.bridges[common - 1]);
+  for (size_t i = common; i < a.bridges.size(); ++i) out.push_back(a.bridges[i]);
+  for (size_t i = common; i < b.bridges.size(); ++i) out.push_back(b.bridges[i]);
+  return out;
+}
+
 bool has_errors(const std::vector<Finding>& findings) {
   return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.severity == Severity::Error; });
 }

@@ -1,4 +1,5 @@
 #include "core/error.hpp"
+#include "topology/analyze.hpp"
 #include "topology/render.hpp"
 
 namespace railkit::topo {
@@ -121,8 +122,26 @@ nlohmann::json to_json(const Topology& t) {
   }
   j["paths"] = paths;
   json rails = json::array();
-  for (const auto& r : t.rails)
-    rails.push_back({{"gpu", r.gpu}, {"nic", r.nic}, {"port", r.port}, {"path", r.path.str()}, {"shared", r.shared}});
+  for (const auto& r : t.rails) {
+    json bridges = json::array();
+    const Gpu* g = t.gpu(r.gpu);
+    const Nic* n = t.nic(r.nic);
+    const PciFunction* fg = g ? t.function(g->bdf) : nullptr;
+    const PciFunction* fn = n ? t.function(n->bdf) : nullptr;
+    if (fg && fn)
+      for (const auto& b : p2p_bridges(*fg, *fn)) {
+        const PciFunction* fb = t.function(b);
+        json acs = nullptr;
+        if (fb && fb->acs.config_complete) acs = fb->acs.present ? json(fb->acs.control) : json(0);
+        bridges.push_back({{"bdf", b}, {"acs_control", acs}});
+      }
+    rails.push_back({{"gpu", r.gpu},
+                     {"nic", r.nic},
+                     {"port", r.port},
+                     {"path", r.path.str()},
+                     {"shared", r.shared},
+                     {"bridges", bridges}});
+  }
   j["rails"] = rails;
   json non_rail = json::array();
   for (const auto& n : t.nics)

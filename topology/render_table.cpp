@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "topology/analyze.hpp"
 #include "topology/render.hpp"
 
 namespace railkit::topo {
@@ -74,9 +75,25 @@ void rails(const Topology& t, std::ostream& os) {
   } else {
     for (const auto& r : t.rails) {
       const Nic* n = t.nic(r.nic);
+      const Gpu* g = t.gpu(r.gpu);
       const Port* p = n ? n->main_port() : nullptr;
-      os << fmt::format("  {:<6} -> {:<10} {:<5} {:<10} {}{}\n", r.gpu, r.nic + ":" + std::to_string(r.port), r.path.str(),
-                        p && p->rate_Gbps ? num(*p->rate_Gbps) + " Gb/s" : "? Gb/s", p ? p->netdev : "",
+      // ACS on the switch ports between the GPU and its NIC: off, on (listing the ports), or unknown.
+      std::string acs = "-";
+      const PciFunction* fg = g ? t.function(g->bdf) : nullptr;
+      const PciFunction* fn = n ? t.function(n->bdf) : nullptr;
+      if (fg && fn) {
+        const auto bridges = p2p_bridges(*fg, *fn);
+        std::string on;
+        bool unknown = false;
+        for (const auto& b : bridges) {
+          const PciFunction* fb = t.function(b);
+          if (!fb || !fb->acs.config_complete) unknown = true;
+          else if (fb->acs.present && fb->acs.control != 0) on += (on.empty() ? "" : ",") + b;
+        }
+        if (!bridges.empty()) acs = !on.empty() ? "ACS on " + on : unknown ? "ACS ?" : "ACS off";
+      }
+      os << fmt::format("  {:<6} -> {:<10} {:<5} {:<10} {:<14} {}{}\n", r.gpu, r.nic + ":" + std::to_string(r.port),
+                        r.path.str(), p && p->rate_Gbps ? num(*p->rate_Gbps) + " Gb/s" : "? Gb/s", p ? p->netdev : "", acs,
                         r.shared ? "  (shared)" : "");
     }
   }

@@ -37,6 +37,10 @@ TEST(TopoRender, JsonDocument) {
   }
   EXPECT_EQ(pairs.size(), j["paths"].size());
   EXPECT_EQ(j["rails"].size(), 8u);
+  // GPU0 -> mlx5_0 crosses the shared upstream port 16:00.0 and the ports below it.
+  EXPECT_EQ(j["rails"][0]["bridges"], nlohmann::json::parse(R"([{"bdf":"0000:16:00.0","acs_control":0},
+      {"bdf":"0000:17:01.0","acs_control":0},{"bdf":"0000:19:00.0","acs_control":0},{"bdf":"0000:1a:00.0","acs_control":0},
+      {"bdf":"0000:17:00.0","acs_control":0}])"));
   EXPECT_EQ(j["non_rail_nics"], nlohmann::json({"mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8"}));
   EXPECT_EQ(j["nics"][0]["ports"][0]["recommended_gid_index"], 3);
   EXPECT_EQ(j["nics"][0]["ports"][0]["pfc_enabled_priorities"], nlohmann::json({3}));
@@ -89,6 +93,7 @@ TEST(TopoRender, TableMatrixRows) {
                                            "SYS",  "SYS",  "SYS",  "SYS",  "SYS",  "0-55,112-167", "0"};
   EXPECT_EQ(gpu0, expect);
   EXPECT_NE(table.find("  NIC11: mlx5_11\n"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(table, std::regex("GPU0 +-> mlx5_0:1 +PXB +400 Gb/s +enp24s0np0 +ACS off")));
   EXPECT_NE(table.find("NCCL_IB_HCA=\"=mlx5_0:1,mlx5_3:1,"), std::string::npos);
   EXPECT_NE(table.find("Not rails (serve no GPU: storage / in-band): mlx5_1, mlx5_2, mlx5_7, mlx5_8"), std::string::npos);
   EXPECT_TRUE(std::regex_search(table, std::regex("mlx5_0 +1 +Ethernet +enp24s0np0 +ACTIVE +LinkUp +400 +9000 +3 +on/on +on dscp")));
@@ -100,6 +105,8 @@ TEST(TopoRender, FindingsOnlyTable) {
   const std::string table = render_table(t, TableOptions{3, true});
   EXPECT_EQ(table.find("NIC Legend"), std::string::npos);
   EXPECT_NE(table.find("error   pcie.acs_enabled"), std::string::npos);
+  const std::string full = render_table(t, TableOptions{});
+  EXPECT_NE(full.find("ACS on 0000:cd:00.0"), std::string::npos);
 }
 
 }  // namespace
