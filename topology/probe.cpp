@@ -272,7 +272,6 @@ class Prober {
     Port p;
     p.num = static_cast<int>(parse_int(pname).value_or(1));
     const fs::path pd = ibdir / "ports" / pname;
-    const std::string subj = nic.name + "/" + pname;
     if (auto t = rd_.text(pd / "link_layer")) p.link_layer = *t;
     else rd_.problem(pd / "link_layer", nic.name, true, "");
     if (auto t = rd_.text(pd / "state")) p.state = parse_port_state(*t);
@@ -326,7 +325,6 @@ class Prober {
       }
     }
     if (!p.netdev.empty()) read_netdev(p);
-    (void)subj;
     nic.ports.push_back(std::move(p));
   }
 
