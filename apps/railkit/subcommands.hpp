@@ -7,6 +7,12 @@
 
 namespace railkit::app {
 
+/// `railkit sweep`: runs a matrix of railkit-bench configurations (apps/railkit/cmd_sweep.cpp).
+std::function<int()> setup_sweep(CLI::App& app);
+
+/// `railkit report`: compares results documents or sweep directories (apps/railkit/cmd_report.cpp).
+std::function<int()> setup_report(CLI::App& app);
+
 /// `railkit nccl-log`: summarises NCCL debug logs as JSON (apps/railkit/cmd_nccl_log.cpp).
 std::function<int()> setup_nccl_log(CLI::App& app);
 

@@ -1,0 +1,27 @@
+// `railkit report`: parses the flags into ReportOptions and runs tuner::run_report.
+#include <iostream>
+#include <memory>
+
+#include "apps/railkit/subcommands.hpp"
+#include "tuner/report.hpp"
+
+extern char** environ;
+
+namespace railkit::app {
+
+std::function<int()> setup_report(CLI::App& app) {
+  auto o = std::make_shared<tuner::ReportOptions>();
+  app.description("compare results documents or sweep directories: busbw per size, ratio to a baseline, winners");
+  app.add_option("inputs", o->inputs, "results documents (railkit-bench -J) or `railkit sweep --out` directories")
+      ->required();
+  app.add_option("--format", o->format, "table | markdown | csv")
+      ->check(CLI::IsMember({"table", "markdown", "csv"}))
+      ->capture_default_str();
+  app.add_option("--baseline", o->baseline, "configuration the ratios divide by (default: the sweep's, else the first)");
+  app.add_option("--plot", o->plot, "also draw busbw against size into FILE.png or FILE.svg (python3-matplotlib)");
+  app.add_option("--python", o->python, "Python interpreter for the plot (default: /usr/bin/python3, else python3)");
+  app.add_option("--plot-script", o->plot_script, "plot script (default: scripts/plot_results.py)");
+  return [o] { return tuner::run_report(*o, environ, std::cout); };
+}
+
+}  // namespace railkit::app

@@ -1,0 +1,167 @@
+// `railkit sweep`: parses the flags into SweepCli and runs tuner::run_sweep, then prints the comparison.
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "apps/railkit/subcommands.hpp"
+#include "core/error.hpp"
+#include "core/launch.hpp"
+#include "topology/analyze.hpp"
+#include "topology/probe.hpp"
+#include "tuner/compare.hpp"
+#include "tuner/report.hpp"
+#include "tuner/sweep.hpp"
+
+extern char** environ;
+
+namespace railkit::app {
+namespace {
+
+/// Flags of `railkit sweep`, as given.
+struct SweepCli {
+  std::vector<std::string> axes;
+  std::string matrix;
+  std::vector<std::string> presets;
+  std::string topo_root = "/";
+  std::string launcher = "mpirun";
+  int np = 0;
+  int ppn = 0;
+  std::string hostfile;
+  std::vector<std::string> launcher_args;
+  std::string bench;
+  std::string out;
+  bool resume = false;
+  bool retry_failed = false;
+  double timeout_s = 0;
+  double kill_grace_s = 5;
+  std::string baseline;
+  std::string format = "table";
+  std::vector<std::string> bench_args;
+};
+
+std::vector<std::string> split_ws(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+int run(const SweepCli& cli) {
+  tuner::SweepOptions o;
+  std::vector<tuner::Factor> factors;
+  if (!cli.matrix.empty()) factors.push_back(tuner::load_matrix(cli.matrix));
+  for (const auto& p : cli.presets) {
+    std::optional<topo::Topology> topo;
+    if (p == "rails") {
+      topo::ProbeOptions po;
+      po.root = cli.topo_root;
+      topo = topo::probe_node(po);
+      topo::analyze(*topo, topo::LintOptions{});
+    }
+    for (auto& f : tuner::preset_factors(p, topo ? &*topo : nullptr)) factors.push_back(std::move(f));
+  }
+  for (const auto& a : cli.axes) factors.push_back(tuner::parse_axis(a));
+  o.configs = tuner::expand(factors);
+
+  o.launcher.kind = tuner::parse_launcher(cli.launcher);
+  o.launcher.np = cli.np;
+  o.launcher.ppn = cli.ppn;
+  o.launcher.hostfile = cli.hostfile;
+  for (const auto& a : cli.launcher_args)
+    for (auto& w : split_ws(a)) o.launcher.args.push_back(w);
+  o.launcher.as_root = ::geteuid() == 0;
+  o.launcher.cpus = online_cpus();
+  if (!cli.bench.empty()) {
+    o.bench = cli.bench;
+  } else {
+    const auto dir = self_exe_dir();
+    o.bench = (dir.empty() ? std::filesystem::path("railkit-bench") : dir / "railkit-bench").string();
+    if (::access(o.bench.c_str(), X_OK) != 0)
+      throw UsageError("railkit-bench not found next to railkit (" + o.bench + "); pass --bench PATH");
+  }
+  o.bench_args = cli.bench_args;
+  o.out_dir = cli.out;
+  o.resume = cli.resume;
+  o.retry_failed = cli.retry_failed;
+  if (cli.retry_failed && !cli.resume) throw UsageError("--retry-failed needs --resume");
+  o.timeout_s = cli.timeout_s;
+  o.kill_grace_s = cli.kill_grace_s;
+  o.baseline = cli.baseline;
+
+  const tuner::SweepOutcome res = tuner::run_sweep(o, environ, std::cerr, ::isatty(STDERR_FILENO) == 1);
+  const std::string sweep_json = (std::filesystem::path(cli.out) / "sweep.json").string();
+  if (res.interrupted_by != 0) {
+    std::cerr << fmt::format("railkit sweep: interrupted; {} finished configurations are in {}; continue with --resume\n",
+                             res.doc.configs.size(), sweep_json);
+    return 128 + res.interrupted_by;
+  }
+
+  auto inputs = tuner::sweep_inputs(cli.out, res.doc);
+  const bool any_results = std::any_of(inputs.begin(), inputs.end(), [](const tuner::CompareInput& in) {
+    return in.doc && !in.doc->results.empty();
+  });
+  if (any_results) {
+    std::cout << tuner::render_comparison(tuner::compare(std::move(inputs), res.doc.baseline), cli.format) << std::flush;
+  } else {
+    std::cout << "no configuration produced results: nothing to compare\n";
+  }
+  int bad = 0;
+  for (const auto& r : res.doc.configs) bad += r.status != "ok";
+  if (bad > 0) {
+    std::cerr << fmt::format("railkit sweep: {} of {} configurations failed or timed out (see {})\n", bad,
+                             res.doc.configs.size(), sweep_json);
+    return exit_code(ErrorCode::CheckFailed);
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> setup_sweep(CLI::App& app) {
+  auto cli = std::make_shared<SweepCli>();
+  app.description(
+      "run a matrix of railkit-bench configurations, one launch each, and compare them; "
+      "bench arguments go after `--`");
+  app.add_option("--axis", cli->axes, "NAME=v1,v2,...: an environment variable and its values (repeatable: cartesian product)")
+      ->allow_extra_args(false);
+  app.add_option("--matrix", cli->matrix, "JSON file of named configurations (format: tuner/README.md)");
+  app.add_option("--preset", cli->presets,
+                 "pxn (NCCL_PXN_DISABLE, NCCL_P2P_PXN_LEVEL) | rails (NCCL_IB_HCA per rail x NCCL_CROSS_NIC) | "
+                 "algo (NCCL_ALGO x NCCL_PROTO); repeatable")
+      ->allow_extra_args(false)
+      ->check(CLI::IsMember({"pxn", "rails", "algo"}));
+  app.add_option("--topo-root", cli->topo_root, "node (or captured/fixture tree) that --preset rails probes")
+      ->capture_default_str();
+  app.add_option("--launcher", cli->launcher, "mpirun | srun | local")
+      ->check(CLI::IsMember({"mpirun", "srun", "local"}))
+      ->capture_default_str();
+  app.add_option("--np", cli->np, "ranks (mpirun -np, srun --ntasks); default: the launcher's")->check(CLI::PositiveNumber);
+  app.add_option("--ppn", cli->ppn, "ranks per node (mpirun -N, srun --ntasks-per-node)")->check(CLI::PositiveNumber);
+  app.add_option("--hostfile", cli->hostfile, "hosts file (mpirun --hostfile, srun --nodefile)");
+  app.add_option("--launcher-args", cli->launcher_args, "extra launcher arguments, split at spaces (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--bench", cli->bench, "railkit-bench to run (default: the one next to railkit)");
+  app.add_option("--out", cli->out, "output directory: sweep.json, each configuration's results and logs")->required();
+  app.add_flag("--resume", cli->resume, "continue the sweep in --out: skip configurations already finished");
+  app.add_flag("--retry-failed", cli->retry_failed, "with --resume: run failed and timed-out configurations again");
+  app.add_option("--timeout-s", cli->timeout_s, "wall-clock limit per configuration in seconds (0 = none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--kill-grace-s", cli->kill_grace_s, "after a timeout, seconds between SIGTERM and SIGKILL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--baseline", cli->baseline, "configuration the comparison divides by (default: the first)");
+  app.add_option("--format", cli->format, "comparison format: table | markdown | csv")
+      ->check(CLI::IsMember({"table", "markdown", "csv"}))
+      ->capture_default_str();
+  app.add_option("bench_args", cli->bench_args, "railkit-bench arguments (after --)");
+  return [cli] { return run(*cli); };
+}
+
+}  // namespace railkit::app

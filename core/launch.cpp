@@ -1,0 +1,305 @@
+#include "core/launch.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace railkit {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// Stages of the child's setup, reported back through the exec pipe when one fails.
+enum class Stage : int { Stdout = 1, Stderr, Cwd, Exec, Stdin };
+
+struct ChildFailure {
+  int stage = 0;
+  int err = 0;
+};
+
+[[noreturn]] void child_fail(int fd, Stage stage) {
+  ChildFailure f{static_cast<int>(stage), errno};
+  ssize_t n = ::write(fd, &f, sizeof f);
+  (void)n;
+  ::_exit(127);
+}
+
+std::string format_seconds(double s) {
+  return s == std::floor(s) ? fmt::format("{:.0f}", s) : fmt::format("{:.1f}", s);
+}
+
+/// Waits up to `wait_s` for `pid`; true (and `status` set) when it has ended.
+bool wait_for(pid_t pid, double wait_s, int& status) {
+  const auto t0 = Clock::now();
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return true;
+    if (r < 0 && errno != EINTR) return true;  // already reaped or not our child
+    if (seconds_since(t0) >= wait_s) return false;
+    ::usleep(20000);
+  }
+}
+
+/// Every process below `root` (children, grandchildren ...), from /proc/<pid>/stat.
+std::vector<pid_t> descendants(pid_t root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    const size_t close = stat.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    char state = 0;
+    long ppid = 0;
+    if (rest >> state >> ppid) children[static_cast<pid_t>(ppid)].push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  std::vector<pid_t> out;
+  std::vector<pid_t> todo{root};
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    for (pid_t c : children[p]) {
+      out.push_back(c);
+      todo.push_back(c);
+    }
+  }
+  return out;
+}
+
+/// SIGTERM to the group and to every descendant, SIGKILL after `grace_s` to those and to any
+/// descendant that appeared meanwhile, then reaps the leader. Returns its status.
+int end_group(pid_t pid, double grace_s) {
+  int status = 0;
+  std::vector<pid_t> below = descendants(pid);
+  ::kill(-pid, SIGTERM);
+  for (pid_t d : below) ::kill(d, SIGTERM);
+  const auto t0 = Clock::now();
+  bool gone = false;
+  while (!gone && seconds_since(t0) < grace_s) {
+    for (pid_t d : descendants(pid))
+      if (std::find(below.begin(), below.end(), d) == below.end()) below.push_back(d);
+    gone = wait_for(pid, std::min(0.2, grace_s), status);
+  }
+  if (!gone) {
+    for (pid_t d : descendants(pid))
+      if (std::find(below.begin(), below.end(), d) == below.end()) below.push_back(d);
+  }
+  ::kill(-pid, SIGKILL);  // also ends stragglers left in the group after the leader exited
+  for (pid_t d : below) ::kill(d, SIGKILL);
+  if (!gone)
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  return status;
+}
+
+}  // namespace
+
+std::string LaunchResult::describe() const {
+  switch (end) {
+    case End::Exited: return fmt::format("exit code {}", exit_code);
+    case End::Signaled: return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
+    case End::TimedOut: return fmt::format("timed out (limit {} s)", format_seconds(timeout_s));
+    case End::Interrupted: return fmt::format("interrupted by signal {} ({})", signal, ::strsignal(signal));
+    case End::FailedToStart: return "could not start: " + start_error;
+  }
+  return "unknown";
+}
+
+LaunchResult run_process(const LaunchSpec& spec, char* const* base_env) {
+  if (spec.argv.empty()) throw std::invalid_argument("run_process: empty argv");
+
+  // Everything the child needs is built before fork: the child only calls async-signal-safe functions.
+  std::vector<char*> argv;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  for (char* const* e = base_env; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const std::string name(entry.substr(0, entry.find('=')));
+    if (!spec.env_add.count(name)) env_strings.emplace_back(entry);
+  }
+  for (const auto& [k, v] : spec.env_add) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  const std::string in_path = spec.stdin_path.string();
+  const std::string out_path = spec.stdout_path.string();
+  const std::string err_path = spec.stderr_path.string();
+  const std::string cwd = spec.cwd.string();
+  const bool search_path = spec.argv[0].find('/') == std::string::npos;
+
+  LaunchResult res;
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
+    res.start_error = std::string("pipe: ") + std::strerror(errno);
+    return res;
+  }
+
+  sigset_t held, old_mask;
+  sigemptyset(&held);
+  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&held, s);
+  ::pthread_sigmask(SIG_BLOCK, &held, &old_mask);
+  const auto t0 = Clock::now();
+
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    res.start_error = std::string("fork: ") + std::strerror(errno);
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    return res;
+  }
+  if (pid == 0) {
+    ::close(pipefd[0]);
+    ::setpgid(0, 0);
+    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    if (!in_path.empty()) {
+      const int fd = ::open(in_path.c_str(), O_RDONLY);
+      if (fd < 0 || ::dup2(fd, STDIN_FILENO) < 0) child_fail(pipefd[1], Stage::Stdin);
+      ::close(fd);
+    }
+    if (!out_path.empty()) {
+      const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0) child_fail(pipefd[1], Stage::Stdout);
+      ::close(fd);
+    }
+    if (!err_path.empty()) {
+      const int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0 || ::dup2(fd, STDERR_FILENO) < 0) child_fail(pipefd[1], Stage::Stderr);
+      ::close(fd);
+    }
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) child_fail(pipefd[1], Stage::Cwd);
+    if (search_path)
+      ::execvpe(argv[0], argv.data(), envp.data());
+    else
+      ::execve(argv[0], argv.data(), envp.data());
+    child_fail(pipefd[1], Stage::Exec);
+  }
+  ::setpgid(pid, pid);  // also here, so the group exists before we might signal it
+  ::close(pipefd[1]);
+
+  ChildFailure failure;
+  ssize_t got;
+  while ((got = ::read(pipefd[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  ::close(pipefd[0]);
+  if (got == static_cast<ssize_t>(sizeof failure)) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    const char* what = failure.stage == static_cast<int>(Stage::Stdin)    ? "cannot open "
+                       : failure.stage == static_cast<int>(Stage::Stdout) ? "cannot open "
+                       : failure.stage == static_cast<int>(Stage::Stderr) ? "cannot open "
+                       : failure.stage == static_cast<int>(Stage::Cwd)    ? "cannot enter "
+                                                                           : "cannot execute ";
+    const std::string& subject = failure.stage == static_cast<int>(Stage::Stdin)    ? in_path
+                                 : failure.stage == static_cast<int>(Stage::Stdout) ? out_path
+                                 : failure.stage == static_cast<int>(Stage::Stderr) ? err_path
+                                 : failure.stage == static_cast<int>(Stage::Cwd)    ? cwd
+                                                                                     : spec.argv[0];
+    res.start_error = what + subject + ": " + std::strerror(failure.err);
+    res.elapsed_s = seconds_since(t0);
+    return res;
+  }
+
+  double next_tick = spec.tick_s > 0 ? spec.tick_s : 1.0;
+  int status = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      res.end = WIFEXITED(status) ? LaunchResult::End::Exited : LaunchResult::End::Signaled;
+      if (WIFEXITED(status)) res.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) res.signal = WTERMSIG(status);
+      break;
+    }
+    const double elapsed = seconds_since(t0);
+    if (spec.timeout_s > 0 && elapsed >= spec.timeout_s) {
+      end_group(pid, spec.kill_grace_s);
+      res.end = LaunchResult::End::TimedOut;
+      res.timeout_s = spec.timeout_s;
+      break;
+    }
+    if (spec.on_tick && elapsed >= next_tick) {
+      spec.on_tick(elapsed);
+      next_tick += spec.tick_s > 0 ? spec.tick_s : 1.0;
+    }
+    double wait_s = 0.1;
+    if (spec.timeout_s > 0) wait_s = std::min(wait_s, std::max(0.001, spec.timeout_s - elapsed));
+    timespec ts{0, static_cast<long>(wait_s * 1e9)};
+    siginfo_t info;
+    const int sig = ::sigtimedwait(&held, &info, &ts);
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+      end_group(pid, spec.kill_grace_s);
+      res.end = LaunchResult::End::Interrupted;
+      res.signal = sig;
+      break;
+    }
+  }
+  res.elapsed_s = seconds_since(t0);
+  // Drop a SIGCHLD still pending from this child before restoring the caller's mask.
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  timespec zero{0, 0};
+  while (::sigtimedwait(&chld, nullptr, &zero) == SIGCHLD) {
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  return res;
+}
+
+std::string file_tail(const fs::path& path, std::size_t max_lines, std::size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff start = std::max<std::streamoff>(0, size - static_cast<std::streamoff>(max_bytes));
+  in.seekg(start);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  std::size_t pos = text.size();
+  for (std::size_t lines = 0; lines < max_lines; ++lines) {
+    const std::size_t nl = pos == 0 ? std::string::npos : text.rfind('\n', pos - 1);
+    if (nl == std::string::npos) return text;
+    pos = nl;
+  }
+  return text.substr(pos + 1);
+}
+
+int online_cpus() noexcept {
+  const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+fs::path self_exe_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path{} : exe.parent_path();
+}
+
+}  // namespace railkit
