@@ -125,9 +125,6 @@ int run(const SweepCli& cli) {
 
 std::function<int()> setup_sweep(CLI::App& app) {
   auto cli = std::make_shared<SweepCli>();
-  app.description(
-      "run a matrix of railkit-bench configurations, one launch each, and compare them; "
-      "bench arguments go after `--`");
   app.add_option("--axis", cli->axes, "NAME=v1,v2,...: an environment variable and its values (repeatable: cartesian product)")
       ->allow_extra_args(false);
   app.add_option("--matrix", cli->matrix, "JSON file of named configurations (format: tuner/README.md)");
