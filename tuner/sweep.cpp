@@ -85,18 +85,66 @@ bool has_flag(const std::vector<std::string>& args, std::initializer_list<std::s
   return false;
 }
 
-/// The most telling line of a stderr tail: the last one mentioning an error, else the last one.
+/// The most telling line of a stderr tail: the last one mentioning an error, outside the boxes
+/// mpirun draws with rules of dashes (its output can cut a rank's line in two: a dangling
+/// "error:" is joined with the next line outside the boxes); else the last line.
 std::string telling_line(const std::string& tail) {
-  const auto lines = split(tail, '\n');
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    std::string low = *it;
-    std::transform(low.begin(), low.end(), low.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (low.find("error") != std::string::npos) return *it;
+  struct Line {
+    std::string text;
+    bool boxed;
+  };
+  std::vector<Line> lines;
+  bool in_box = false;
+  for (const auto& raw : split(tail, '\n')) {
+    std::string text;
+    bool rule = false;
+    for (size_t i = 0; i < raw.size();) {
+      size_t j = i;
+      while (j < raw.size() && raw[j] == '-') ++j;
+      if (j - i >= 10) {
+        rule = true;
+        i = j;
+      } else {
+        text.append(raw, i, std::max<size_t>(j - i, 1));
+        i = std::max(j, i + 1);
+      }
+    }
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    if (rule) {
+      lines.push_back({text, false});
+      in_box = !in_box;
+    } else {
+      lines.push_back({text, in_box});
+    }
   }
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it)
-    if (it->find_first_not_of(" \t-") != std::string::npos) return *it;
+  auto lower = [](std::string t) {
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+    return t;
+  };
+  for (size_t k = lines.size(); k-- > 0;) {
+    if (lines[k].boxed || lower(lines[k].text).find("error") == std::string::npos) continue;
+    std::string line = lines[k].text;
+    if (line.size() >= 6 && lower(line.substr(line.size() - 6)) == "error:")
+      for (size_t m = k + 1; m < lines.size(); ++m)
+        if (!lines[m].boxed && !lines[m].text.empty()) {
+          line += " " + lines[m].text;
+          break;
+        }
+    return line;
+  }
+  for (size_t k = lines.size(); k-- > 0;)
+    if (!lines[k].boxed && !lines[k].text.empty()) return lines[k].text;
+  for (size_t k = lines.size(); k-- > 0;)
+    if (!lines[k].text.empty()) return lines[k].text;
   return "";
 }
+
+}  // namespace
+
+/// Exposed for tests through sweep.hpp.
+std::string telling_stderr_line(const std::string& tail) { return telling_line(tail); }
+
+namespace {
 
 using ojson = nlohmann::ordered_json;
 
@@ -631,6 +679,7 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
     }
     if (have_doc) r.results = results_rel;
     const std::string tail = file_tail(spec.stderr_path, 12, 3000);
+    const std::string telling = telling_line(file_tail(spec.stderr_path, 80, 16384));
     if (lr.ok() && have_doc) {
       r.status = "ok";
     } else {
@@ -644,8 +693,7 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
         r.error = "exit code 0 but " + doc_problem;
       else
         r.error = lr.describe();
-      if (const std::string line = telling_line(tail); !line.empty() && lr.end != LaunchResult::End::FailedToStart)
-        r.error += ": " + line;
+      if (!telling.empty() && lr.end != LaunchResult::End::FailedToStart) r.error += ": " + telling;
       r.stderr_tail = tail;
       ++res.failed;
     }

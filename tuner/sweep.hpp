@@ -160,6 +160,11 @@ struct SweepOutcome {
 /// IoError when DIR cannot be written.
 SweepOutcome run_sweep(const SweepOptions& opts, char* const* envp, std::ostream& progress, bool tty);
 
+/// The line of a failed launch's stderr that says most: the last one mentioning an error outside
+/// mpirun's dashed boxes (a dangling "error:" cut by mpirun's output joined with its rest), else
+/// the last line.
+std::string telling_stderr_line(const std::string& tail);
+
 /// "12 s", "3 min 05 s", "1 h 02 min".
 std::string format_duration(double seconds);
 

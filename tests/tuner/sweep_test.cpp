@@ -282,3 +282,39 @@ TEST(Format, SlugAndDuration) {
 
 }  // namespace
 }  // namespace railkit::tuner
+
+namespace railkit::tuner {
+namespace {
+
+const char* kBox =
+    "--------------------------------------------------------------------------\n"
+    "Primary job  terminated normally, but 1 process returned\n"
+    "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+    "--------------------------------------------------------------------------\n";
+const char* kMsg = "-d/--datatype 'nosuchtype': unknown datatype (int8 float double)";
+
+TEST(TellingLine, RankErrorBeforeOrAfterMpirunsBox) {
+  const std::string want = std::string("railkit-bench: error: ") + kMsg;
+  EXPECT_EQ(telling_stderr_line(want + "\n" + kBox), want);
+  EXPECT_EQ(telling_stderr_line(std::string(kBox) + want + "\n"), want);
+}
+
+TEST(TellingLine, LineCutByMpirunsBoxIsJoined) {
+  // Captured from mpirun 4.1: rank 0's unbuffered stderr interleaved with mpirun's box.
+  const std::string tail = std::string("railkit-bench: error: ") + kBox + kMsg + "\n" +
+                           "--------------------------------------------------------------------------\n"
+                           "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+                           "the job to be terminated. The first process to do so was:\n\n"
+                           "  Process name: [[24778,1],2]\n  Exit code:    6\n"
+                           "--------------------------------------------------------------------------\n";
+  EXPECT_EQ(telling_stderr_line(tail), std::string("railkit-bench: error: ") + kMsg);
+}
+
+TEST(TellingLine, FallsBackToTheLastLine) {
+  EXPECT_EQ(telling_stderr_line(kBox), "a non-zero exit code. Per user-direction, the job has been aborted.");
+  EXPECT_EQ(telling_stderr_line("one\ntwo\n"), "two");
+  EXPECT_EQ(telling_stderr_line(""), "");
+}
+
+}  // namespace
+}  // namespace railkit::tuner
