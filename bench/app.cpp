@@ -17,6 +17,7 @@
 #include "bench/nccl/nccl_backend.hpp"
 #endif
 #include "core/atomic_file.hpp"
+#include "core/clock.hpp"
 #include "core/nccl_log.hpp"
 #include "core/env.hpp"
 #include "core/sysinfo.hpp"
@@ -25,15 +26,6 @@
 
 namespace railkit::bench {
 namespace {
-
-std::string utc_now_iso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 nlohmann::json options_json(const BenchOptions& o) {
   nlohmann::json colls = nlohmann::json::array();
@@ -52,7 +44,9 @@ nlohmann::json options_json(const BenchOptions& o) {
           {"run_cycles", o.run_cycles},
           {"timeout_s", o.timeout_s},
           {"colls", colls},
-          {"placement", placement_name(o.placement)}};
+          {"placement", placement_name(o.placement)},
+          {"split", split_name(o.split)},
+          {"ranks_per_node", o.ranks_per_node}};
 }
 
 /// One rank's error as every rank agrees on it: the ranks where `failed` holds print `e`

@@ -119,9 +119,10 @@ void TableReporter::run_end(const ResultsDocument& doc) {
     os_ << fmt::format("# {:<20} : {} ({:g}, {:.1f}% below the best group)\n", "Slowest group", worst_name, worst,
                        best > 0 ? 100.0 * (best - worst) / best : 0.0);
   }
-  os_ << fmt::format("# {:<20} : {} {}\n", "Out of bounds values", doc.summary.errors,
-                     doc.summary.errors ? "FAILED" : "OK");
-  os_ << fmt::format("# {:<20} : {:g} \n", "Avg bus bandwidth", doc.summary.avg_busbw_GBps);
+  const char* partial = doc.summary.complete ? "" : " (incomplete: the run ended early)";
+  os_ << fmt::format("# {:<20} : {} {}{}\n", "Out of bounds values", doc.summary.errors,
+                     doc.summary.errors ? "FAILED" : "OK", partial);
+  os_ << fmt::format("# {:<20} : {:g} {}\n", "Avg bus bandwidth", doc.summary.avg_busbw_GBps, partial);
   os_ << "#\n# Collective test concluded: railkit-bench\n";
   os_.flush();
 }
