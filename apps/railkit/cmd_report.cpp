@@ -11,7 +11,6 @@ namespace railkit::app {
 
 std::function<int()> setup_report(CLI::App& app) {
   auto o = std::make_shared<tuner::ReportOptions>();
-  app.description("compare results documents or sweep directories: busbw per size, ratio to a baseline, winners");
   app.add_option("inputs", o->inputs, "results documents (railkit-bench -J) or `railkit sweep --out` directories")
       ->required();
   app.add_option("--format", o->format, "table | markdown | csv")
