@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <ctime>
 #include <iostream>
 #include <filesystem>
@@ -53,7 +54,7 @@ nlohmann::json options_json(const BenchOptions& o) {
 /// (unless `speak` is false, for a node's other ranks), and every rank exits with its code.
 void agree_or_throw(Bootstrap& boot, bool failed, const Error& e, bool speak = true) {
   if (boot.allreduce_max(failed ? 1 : 0) == 0) return;
-  if (failed && speak) std::cerr << "railkit-bench: error: " << e.what() << std::endl;
+  if (failed && speak) print_error_line(e.what());
   throw QuietExit(e.code());
 }
 
@@ -115,6 +116,21 @@ nlohmann::json observe_nccl(Bootstrap& boot, const std::string& log_file, const 
 }
 
 }  // namespace
+
+void print_error_line(const std::string& message, int rank_suffix) {
+  std::string line = "railkit-bench: error: " + message;
+  if (rank_suffix > 0) line += fmt::format(" [rank {}]", rank_suffix);
+  line += '\n';
+  std::fflush(stdout);
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    const ssize_t n = ::write(STDERR_FILENO, p, left);
+    if (n <= 0) break;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
 
 std::string version_text() {
   std::string s = fmt::format("railkit-bench {}\nbackends: mpi ({})", kVersion, mpi::library_version());
@@ -194,8 +210,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp) {
     // Errors every rank raises alike (usage) are printed once, by rank 0.
     const bool alike = e.code() == ErrorCode::Usage || e.code() == ErrorCode::Unavailable;
     if (!alike || boot->rank() == 0)
-      std::cerr << "railkit-bench: error: " << e.what() << (boot->rank() && !alike ? fmt::format(" [rank {}]", boot->rank()) : "")
-                << std::endl;
+      print_error_line(e.what(), boot->rank() && !alike ? boot->rank() : -1);
     throw QuietExit(e.code());
   }
 }
@@ -311,7 +326,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
                            {"not_arrived", rep.not_arrived},
                            {"ranks", ranks}}};
     if (reporter) reporter->run_end(d);
-    std::cerr << "railkit-bench: error: " << rep.message << std::endl;
+    print_error_line(rep.message);
     if (!o.output_file.empty()) write_document(o.output_file, d);
   });
 
@@ -328,7 +343,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
       if (reporter) reporter->run_end(d);
       if (!o.output_file.empty()) write_document(o.output_file, d);
     }
-    std::cerr << "railkit-bench: error: " << e.what() << (rank ? fmt::format(" [rank {}]", rank) : "") << std::endl;
+    print_error_line(e.what(), rank ? rank : -1);
     MPI_Abort(MPI_COMM_WORLD, exit_code(e.code()));
     return exit_code(e.code());
   }

@@ -22,6 +22,10 @@ int launcher_rank(char** envp);
 /// Joins argv with POSIX shell quoting, so the command can be pasted back into a shell.
 std::string shell_join(const std::vector<std::string>& argv);
 
+/// Prints "railkit-bench: error: <message>[ [rank N]]" to stderr in one write, so that a
+/// launcher interleaving several processes' output keeps the line whole.
+void print_error_line(const std::string& message, int rank_suffix = -1);
+
 /// An exit with a code and nothing to print (another rank prints the reason).
 class QuietExit : public Error {
  public:

@@ -20,12 +20,10 @@ int main(int argc, char** argv, char** envp) {
   } catch (const bench::QuietExit& e) {
     return exit_code(e.code());
   } catch (const UsageError& e) {
-    if (speaker) std::cerr << "railkit-bench: error: " << e.what() << std::endl;
+    if (speaker) bench::print_error_line(e.what());
     return exit_code(e.code());
   } catch (const Error& e) {
-    std::cerr << "railkit-bench: error: " << e.what();
-    if (hinted_rank > 0) std::cerr << " [rank " << hinted_rank << "]";
-    std::cerr << std::endl;
+    bench::print_error_line(e.what(), hinted_rank);
     return exit_code(e.code());
   } catch (const std::exception& e) {
     std::cerr << "railkit-bench: internal error: " << e.what() << std::endl;

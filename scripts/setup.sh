@@ -10,7 +10,7 @@ PACKAGES=(
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libibverbs-dev
-  python3 python3-jsonschema
+  python3 python3-jsonschema python3-matplotlib
 )
 
 missing=()

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/atomic_file.hpp"
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/launch.hpp"
 #include "core/results.hpp"
@@ -41,14 +42,6 @@ std::vector<std::string> split(std::string_view s, char sep) {
   return out;
 }
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string env_value_text(const json& v, const std::string& where) {
   if (v.is_string()) return v.get<std::string>();
@@ -586,8 +579,8 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
     doc.created = old.created;
   }
   doc.railkit_version = kVersion;
-  if (doc.created.empty()) doc.created = utc_now();
-  doc.updated = utc_now();
+  if (doc.created.empty()) doc.created = utc_now_iso();
+  doc.updated = utc_now_iso();
   doc.bench = o.bench;
   doc.bench_args = o.bench_args;
   doc.launcher = launcher_json(o.launcher);
@@ -627,7 +620,7 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
     const fs::path results_abs = out_dir / results_rel;
     fs::remove(results_abs, ec);  // a document from an interrupted attempt must not pass for this one
     r.command = launch_argv(o.launcher, c, o.bench, o.bench_args, results_abs.string());
-    r.started = utc_now();
+    r.started = utc_now_iso();
 
     const size_t left_after = todo.size() - runs_done - 1;
     auto eta = [&](double current_s) -> std::string {
@@ -701,7 +694,7 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
     ++runs_done;
     run_total_s += lr.elapsed_s;
     recs[c.name] = r;
-    doc.updated = utc_now();
+    doc.updated = utc_now_iso();
     doc.configs = ordered(doc.planned, recs, old_order);
     write_doc(sweep_path, doc);
 

@@ -57,6 +57,10 @@ constexpr Subcommand kSubcommands[] = {
      "summarise NCCL debug logs (NCCL_DEBUG=INFO): network, NICs, PXN relays, GDR, graph patterns, tuner plugin; "
      "--env checks contradictions",
      railkit::app::setup_nccl_log},
+    {"report", "compare results documents or sweep directories: busbw per size vs a baseline, winners; --plot",
+     railkit::app::setup_report},
+    {"sweep", "run railkit-bench once per configuration of a matrix (bench arguments after --) and compare them",
+     railkit::app::setup_sweep},
     {"topo", "probe the node: GPUs, RDMA NICs, PCIe paths, rails, RoCE settings, lint", setup_topo},
 };
 
