@@ -42,9 +42,8 @@ Watchdog::~Watchdog() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Watchdog::enter(const OpPoint& at) {
+void Watchdog::enter_watched(const OpPoint& at) {
   seq_.fetch_add(1, std::memory_order_relaxed);
-  if (timeout_s_ <= 0) return;
   {
     std::lock_guard lk(mu_);
     at_ = at;
@@ -52,8 +51,6 @@ void Watchdog::enter(const OpPoint& at) {
   since_ns_.store(now_ns(), std::memory_order_relaxed);
   state_.store(1, std::memory_order_release);
 }
-
-void Watchdog::leave() { state_.store(0, std::memory_order_release); }
 
 void Watchdog::stall(const OpPoint& at) {
   {

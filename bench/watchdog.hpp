@@ -55,10 +55,14 @@ class Watchdog {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
-  /// Marks the start of an operation that must complete within the timeout.
-  void enter(const OpPoint& at);
+  /// Marks the start of an operation that must complete within the timeout (free when disabled).
+  void enter(const OpPoint& at) {
+    if (timeout_s_ > 0) enter_watched(at);
+  }
   /// Marks its completion.
-  void leave();
+  void leave() {
+    if (timeout_s_ > 0) state_.store(0, std::memory_order_release);
+  }
   /// Marks this rank as stalled (fire drill) and blocks until the watchdog ends the process.
   [[noreturn]] void stall(const OpPoint& at);
 
@@ -70,6 +74,7 @@ class Watchdog {
   static RankState decode(const std::string& text);
 
  private:
+  void enter_watched(const OpPoint& at);
   void loop();
   RankState snapshot(double now_s) const;
   [[noreturn]] void fire(double now_s);
