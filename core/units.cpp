@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "core/error.hpp"
 
@@ -48,6 +49,12 @@ std::string format_bytes(std::uint64_t bytes) {
     ++u;
   }
   return std::to_string(bytes) + " " + kUnits[u];
+}
+
+std::string format_number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
 }
 
 }  // namespace railkit

@@ -13,6 +13,9 @@ std::uint64_t parse_size_bytes(std::string_view text, std::string_view what);
 /// Formats bytes with the largest binary unit that divides them: 8 -> "8 B", 65536 -> "64 KiB".
 std::string format_bytes(std::uint64_t bytes);
 
+/// A number as a stream prints it by default (6 significant digits, no trailing zeros): 400, 2.5, 1e+06.
+std::string format_number(double v);
+
 /// Algorithm bandwidth in GB/s (1e9 B/s) for `bytes` moved in `time_us` microseconds.
 constexpr double algbw_GBps(double bytes, double time_us) noexcept {
   return time_us > 0 ? bytes / time_us / 1e3 : 0.0;

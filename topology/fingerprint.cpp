@@ -3,6 +3,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/units.hpp"
 #include "topology/analyze.hpp"
 #include "topology/compare.hpp"
 #include "topology/parse.hpp"
@@ -10,18 +11,13 @@
 namespace railkit::topo {
 namespace {
 
-std::string num(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
 
 std::string link_text(const PciLink& l, bool gpu) {
   // GPUs drop their link speed when idle: their fingerprint uses the maximum speed and the
   // trained width, so an idle and a busy node of the same build compare equal.
   std::string w = l.cur_width ? "x" + std::to_string(*l.cur_width) : "x?";
   std::optional<double> s = gpu ? l.max_speed_GTps : l.cur_speed_GTps;
-  return w + "@" + (s ? num(*s) : "?") + "GT/s";
+  return w + "@" + (s ? format_number(*s) : "?") + "GT/s";
 }
 
 std::string multiset(std::vector<std::string> items) {
@@ -54,11 +50,11 @@ Fingerprint fingerprint(const Topology& t) {
   }
   for (const auto& n : t.nics) {
     const Port* p = n.main_port();
-    const std::string rate = p && p->rate_Gbps ? num(*p->rate_Gbps) + "Gbps" : "?";
+    const std::string rate = p && p->rate_Gbps ? format_number(*p->rate_Gbps) + "Gbps" : "?";
     nic_models.push_back(n.model + "@" + rate);
     const std::string k = n.name + ".";
     f[k + "model"] = n.model;
-    f[k + "rate_Gbps"] = p && p->rate_Gbps ? num(*p->rate_Gbps) : "?";
+    f[k + "rate_Gbps"] = p && p->rate_Gbps ? format_number(*p->rate_Gbps) : "?";
     f[k + "ports"] = std::to_string(n.ports.size());
     if (const auto* pf = t.function(n.bdf)) f[k + "link"] = link_text(pf->link, false);
     f[k + "numa"] = n.numa ? std::to_string(*n.numa) : "?";

@@ -4,17 +4,13 @@
 #include <set>
 #include <sstream>
 
+#include "core/units.hpp"
 #include "topology/analyze.hpp"
 #include "topology/parse.hpp"
 
 namespace railkit::topo {
 namespace {
 
-std::string fmt_num(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
 
 Finding make(std::string check, Severity sev, std::string subject, std::string message, std::string fix) {
   return Finding{std::move(check), sev, std::move(subject), std::move(message), std::move(fix)};
@@ -116,8 +112,8 @@ class Linter {
     if (!speed_low && !width_low) return;
     std::string msg = subject + (subject == f.bdf ? "" : " (" + f.bdf + ")") + " PCIe link runs at x" +
                       (f.link.cur_width ? std::to_string(*f.link.cur_width) : "?") + " " +
-                      (f.link.cur_speed_GTps ? fmt_num(*f.link.cur_speed_GTps) : "?") + " GT/s, capable of x" +
-                      (cap_w ? std::to_string(*cap_w) : "?") + " " + (cap_s ? fmt_num(*cap_s) : "?") + " GT/s";
+                      (f.link.cur_speed_GTps ? format_number(*f.link.cur_speed_GTps) : "?") + " GT/s, capable of x" +
+                      (cap_w ? std::to_string(*cap_w) : "?") + " " + (cap_s ? format_number(*cap_s) : "?") + " GT/s";
     Severity sev = Severity::Error;
     if (is_gpu && !width_low) {
       sev = Severity::Info;
@@ -179,7 +175,7 @@ class Linter {
         const double r = *n.main_port()->rate_Gbps;
         if (std::fabs(r - common) < 1e-9) continue;
         out_.push_back(make("rail.rate_mismatch", Severity::Warning, n.name,
-                            n.name + " runs at " + fmt_num(r) + " Gb/s while most rail NICs run at " + fmt_num(common) +
+                            n.name + " runs at " + format_number(r) + " Gb/s while most rail NICs run at " + format_number(common) +
                                 " Gb/s: the slowest rail sets the pace of every collective",
                             "check the cable/transceiver and the switch port speed of " + n.name));
       }
@@ -259,7 +255,7 @@ class Linter {
         std::vector<std::string> diffs;
         if (!p.state.empty() && p.verbs.state != p.state) diffs.push_back("state " + p.state + " vs " + p.verbs.state);
         if (p.rate_Gbps && p.verbs.rate_Gbps && std::fabs(*p.rate_Gbps - *p.verbs.rate_Gbps) > 0.5)
-          diffs.push_back("rate " + fmt_num(*p.rate_Gbps) + " vs " + fmt_num(*p.verbs.rate_Gbps) + " Gb/s");
+          diffs.push_back("rate " + format_number(*p.rate_Gbps) + " vs " + format_number(*p.verbs.rate_Gbps) + " Gb/s");
         if (!p.link_layer.empty() && p.verbs.link_layer != p.link_layer)
           diffs.push_back("link layer " + p.link_layer + " vs " + p.verbs.link_layer);
         for (const auto& g : p.gids) {

@@ -4,17 +4,13 @@
 #include <map>
 #include <sstream>
 
+#include "core/units.hpp"
 #include "topology/analyze.hpp"
 #include "topology/render.hpp"
 
 namespace railkit::topo {
 namespace {
 
-std::string num(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
 
 std::string cell(const Topology& t, const std::string& a, const std::string& b) {
   if (a == b) return "X";
@@ -93,7 +89,7 @@ void rails(const Topology& t, std::ostream& os) {
         if (!bridges.empty()) acs = !on.empty() ? "ACS on " + on : unknown ? "ACS ?" : "ACS off";
       }
       os << fmt::format("  {:<6} -> {:<10} {:<5} {:<10} {:<14} {}{}\n", r.gpu, r.nic + ":" + std::to_string(r.port),
-                        r.path.str(), p && p->rate_Gbps ? num(*p->rate_Gbps) + " Gb/s" : "? Gb/s", p ? p->netdev : "", acs,
+                        r.path.str(), p && p->rate_Gbps ? format_number(*p->rate_Gbps) + " Gb/s" : "? Gb/s", p ? p->netdev : "", acs,
                         r.shared ? "  (shared)" : "");
     }
   }
@@ -135,7 +131,7 @@ void roce_ports(const Topology& t, int prio, std::ostream& os) {
       os << fmt::format("  {:<9}{:<5}{:<12}{:<{}}{:<9}{:<9}{:<7}{:<8}{:<12}{:<10}{}\n", n.name, p.num,
                         p.link_layer.empty() ? "?" : p.link_layer, p.netdev.empty() ? "-" : p.netdev, nw,
                         p.state.empty() ? "?" : p.state, p.phys_state.empty() ? "?" : p.phys_state,
-                        p.rate_Gbps ? num(*p.rate_Gbps) : "?", p.mtu_bytes ? std::to_string(*p.mtu_bytes) : "-",
+                        p.rate_Gbps ? format_number(*p.rate_Gbps) : "?", p.mtu_bytes ? std::to_string(*p.mtu_bytes) : "-",
                         p.is_roce() ? (p.recommended_gid ? std::to_string(*p.recommended_gid) : "none") : "-",
                         p.is_roce() ? ecn : "-", p.is_roce() ? pfc : "-");
     }
