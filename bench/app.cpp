@@ -299,12 +299,14 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   ResultsSink sink(doc);
 
   const std::vector<double> pids = boot->gather_to_root(std::vector<double>{static_cast<double>(::getpid())});
+  const std::vector<std::string> rank_devices = boot->gather_text_to_root(comm->device());
   TableReporter table(std::cout);
   Reporter* reporter = rank == 0 ? &table : nullptr;
   if (reporter) {
     RunHeader h{run, o, {}, plan.notes};
     for (int r = 0; r < nranks; ++r)
-      h.ranks.push_back({r, static_cast<int>(pids[static_cast<size_t>(r)]), boot->hosts()[static_cast<size_t>(r)]});
+      h.ranks.push_back({r, static_cast<int>(pids[static_cast<size_t>(r)]), boot->hosts()[static_cast<size_t>(r)],
+                         rank_devices[static_cast<size_t>(r)]});
     reporter->run_start(h);
   }
 
@@ -374,7 +376,8 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
       ranks.push_back({{"rank", r},
                        {"host", boot->hosts()[static_cast<size_t>(r)]},
                        {"pid", static_cast<std::int64_t>(pids[static_cast<size_t>(r)])},
-                       {"peak_rss_bytes", static_cast<std::uint64_t>(rss[static_cast<size_t>(r)])}});
+                       {"peak_rss_bytes", static_cast<std::uint64_t>(rss[static_cast<size_t>(r)])},
+                       {"device", rank_devices[static_cast<size_t>(r)]}});
     d.observed["ranks"] = ranks;
     d.observed["buffer_bytes"] = plan.buffer_bytes;
     reporter->run_end(d);

@@ -39,6 +39,8 @@ class Communicator {
   virtual std::string name() const = 0;
   /// Library and version, e.g. "Open MPI v4.1.4".
   virtual std::string version() const = 0;
+  /// What this rank computes on: "host" (mpi) or "GPU 0 NVIDIA H200 [0000:18:00.0]" (nccl).
+  virtual std::string device() const { return "host"; }
   /// Empty when supported, else a one-line reason.
   virtual std::string unsupported_reason(DType t, RedOp op) const = 0;
 

@@ -26,6 +26,7 @@ struct RankLine {
   int rank;
   int pid;
   std::string host;
+  std::string device;  ///< "host" or the rank's GPU
 };
 
 /// What the header shows before any measurement.

@@ -53,7 +53,11 @@ void TableReporter::run_start(const RunHeader& h) {
     }
   }
   os_ << "\n#\n# Using ranks\n";
-  for (const RankLine& r : h.ranks) os_ << fmt::format("#  Rank {:>2} Pid {:>6} on {:>10}\n", r.rank, r.pid, r.host);
+  for (const RankLine& r : h.ranks) {
+    os_ << fmt::format("#  Rank {:>2} Pid {:>6} on {:>10}", r.rank, r.pid, r.host);
+    if (!r.device.empty() && r.device != "host") os_ << " " << r.device;
+    os_ << "\n";
+  }
   for (const std::string& n : h.notes) os_ << "# note: " << n << "\n";
   for (const InjectDelay& d : o.inject_delays)
     os_ << fmt::format("# fire drill: rank {} sleeps {} us before each timed collective\n", d.rank, d.delay_us);

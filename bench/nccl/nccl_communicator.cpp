@@ -96,11 +96,11 @@ class NcclCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return "nccl"; }
-  std::string version() const override {
+  std::string version() const override { return version_text(); }
+  std::string device() const override {
     cudaDeviceProp p{};
     cudaGetDeviceProperties(&p, device_);
-    return fmt::format("{}; GPU {} {} [{:04x}:{:02x}:{:02x}.0]", version_text(), device_, p.name, p.pciDomainID,
-                       p.pciBusID, p.pciDeviceID);
+    return fmt::format("GPU {} {} [{:04x}:{:02x}:{:02x}.0]", device_, p.name, p.pciDomainID, p.pciBusID, p.pciDeviceID);
   }
   std::string unsupported_reason(DType, RedOp) const override { return {}; }
 

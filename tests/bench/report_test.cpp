@@ -43,7 +43,7 @@ std::string render() {
   h.options.max_bytes = 1 << 20;
   h.options.step_factor = 2;
   h.options.colls = {Coll::AllReduce, Coll::AllGather};
-  h.ranks = {{0, 100, "node-a"}, {1, 101, "node-a"}, {2, 102, "node-a"}, {3, 103, "node-a"}};
+  h.ranks = {{0, 100, "node-a", "host"}, {1, 101, "node-a", "host"}, {2, 102, "node-a", "host"}, {3, 103, "node-a", "host"}};
   h.notes = {"all_gather: 1 size below 16 B skipped: less than one float element per rank"};
   t.run_start(h);
   t.coll_start(Coll::AllReduce, 0);
