@@ -58,10 +58,6 @@ void agree_or_throw(Bootstrap& boot, bool failed, const Error& e, bool speak = t
   throw QuietExit(e.code());
 }
 
-void write_document(const std::string& path, const ResultsDocument& doc) {
-  write_file_atomic(path, dump_results(doc));
-}
-
 /// --observe on the nccl backend: NCCL logs INIT,NET,GRAPH at INFO into a file of this rank's,
 /// unless the user chose NCCL_DEBUG* themselves. Returns the file NCCL will write. Must run
 /// before NCCL reads its environment (communicator creation).
@@ -296,7 +292,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
                  {"ranks_per_node", o.ranks_per_node > 0 ? nlohmann::json(o.ranks_per_node) : nlohmann::json(nullptr)},
                  {"groups", gs}};
   }
-  ResultsSink sink(doc);
+  ResultsSink sink(doc, rank == 0 ? o.output_file : std::string());
 
   const std::vector<double> pids = boot->gather_to_root(std::vector<double>{static_cast<double>(::getpid())});
   const std::vector<std::string> rank_devices = boot->gather_text_to_root(comm->device());
@@ -329,7 +325,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
                            {"ranks", ranks}}};
     if (reporter) reporter->run_end(d);
     print_error_line(rep.message);
-    if (!o.output_file.empty()) write_document(o.output_file, d);
+    sink.write(d);
   });
 
   Harness harness(o, *boot, *comm, groups, wd, sink, reporter);
@@ -343,7 +339,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
       d.summary.complete = false;
       d.error = ErrorRecord{std::string(error_code_name(e.code())), exit_code(e.code()), e.what(), nlohmann::json::object()};
       if (reporter) reporter->run_end(d);
-      if (!o.output_file.empty()) write_document(o.output_file, d);
+      sink.write(d);
     }
     print_error_line(e.what(), rank ? rank : -1);
     MPI_Abort(MPI_COMM_WORLD, exit_code(e.code()));
@@ -381,7 +377,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
     d.observed["ranks"] = ranks;
     d.observed["buffer_bytes"] = plan.buffer_bytes;
     reporter->run_end(d);
-    if (!o.output_file.empty()) write_document(o.output_file, d);
+    sink.write(d);
   }
   boot->barrier();
   return wrong > 0 ? exit_code(ErrorCode::DataError) : 0;

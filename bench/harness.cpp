@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 
@@ -36,6 +37,16 @@ struct Buffers {
 void ResultsSink::add(const ResultRecord& r) {
   std::lock_guard lk(mu_);
   doc_.results.push_back(r);
+  if (path_.empty()) return;
+  ResultsDocument d = doc_;
+  update_summary(d);
+  d.summary.complete = false;
+  write_file_atomic(path_, dump_results(d));
+}
+
+void ResultsSink::write(const ResultsDocument& doc) const {
+  std::lock_guard lk(mu_);
+  if (!path_.empty()) write_file_atomic(path_, dump_results(doc));
 }
 
 ResultsDocument ResultsSink::snapshot() const {

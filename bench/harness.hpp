@@ -17,15 +17,21 @@
 namespace railkit::bench {
 
 /// The document being built on rank 0, shared with the watchdog (which may snapshot it).
+/// With a path (-J), every added record also rewrites the document atomically, marked
+/// summary.complete = false until the end, so a run killed at any point leaves a valid document
+/// holding everything measured so far.
 class ResultsSink {
  public:
-  explicit ResultsSink(ResultsDocument doc) : doc_(std::move(doc)) {}
+  explicit ResultsSink(ResultsDocument doc, std::string path = {}) : doc_(std::move(doc)), path_(std::move(path)) {}
   void add(const ResultRecord& r);
   ResultsDocument snapshot() const;
+  /// Writes `doc` to the path (if any), serialized with the checkpoints.
+  void write(const ResultsDocument& doc) const;
 
  private:
   mutable std::mutex mu_;
   ResultsDocument doc_;
+  std::string path_;
 };
 
 /// What the options ask of memory and which sizes run, computed before allocating.

@@ -290,6 +290,35 @@ def json_keys_match_golden(ctx):
     check(keys == want, "keys differ: extra %s missing %s" % (sorted(keys - want), sorted(want - keys)))
 
 
+@case
+def kill_9_leaves_a_valid_partial_document(ctx):
+    import signal
+    out = ctx.path("killed.json")
+    tag = "killtest-%d" % os.getpid()
+    cmd = ["mpirun", "-np", "2", ctx.bench, "--coll", "all_reduce", "-b", "1K", "-e", "1G", "-f", "2", "-n", "5",
+           "--inject-delay-us", "0:20000", "--label", tag, "-J", out]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=mpi_env(), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if len(load(out)["results"]) >= 4:
+                    break
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.2)
+        else:
+            raise Failure("no checkpoint with 4 results within 60 s")
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        subprocess.run(["pkill", "-9", "-f", tag])
+        p.wait()
+    doc = load(out)
+    check(doc["summary"]["complete"] is False, "a killed run is marked incomplete")
+    check(len(doc["results"]) >= 4 and all(r["wrong"] == 0 for r in doc["results"]), "results kept")
+    validate_schema(doc)
+
+
 # --- split ------------------------------------------------------------------------------
 
 @case
