@@ -47,7 +47,8 @@ nlohmann::json options_json(const BenchOptions& o) {
           {"colls", colls},
           {"placement", placement_name(o.placement)},
           {"split", split_name(o.split)},
-          {"ranks_per_node", o.ranks_per_node}};
+          {"ranks_per_node", o.ranks_per_node},
+          {"cudagraph", o.graph_launches}};
 }
 
 /// One rank's error as every rank agrees on it: the ranks where `failed` holds print `e`
@@ -230,6 +231,9 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   const std::string nccl_log = nccl_chosen && o.observe ? arrange_nccl_log(envp) : std::string();
   auto comm = make_backend(o, *boot, my_group);
   const int group_size = comm->size();
+  if (o.graph_launches > 0 && !comm->supports_graphs())
+    throw UsageError(fmt::format("-G/--cudagraph '{}': CUDA graphs need the nccl backend (this run uses {})",
+                                 o.graph_launches, comm->name()));
   if (o.root >= group_size)
     throw UsageError(fmt::format("-r/--root '{}': the groups of --split {} have only {} ranks", o.root,
                                  split_name(o.split), group_size));

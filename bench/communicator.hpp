@@ -65,6 +65,14 @@ class Communicator {
   virtual void start_event_timing(int iters) { (void)iters; }
   /// Per-launch times (us) since start_event_timing, after complete(); empty when not timed.
   virtual std::vector<double> event_times_us() { return {}; }
+  /// CUDA graphs (-G): whether the backend can capture launches into a graph and replay it.
+  virtual bool supports_graphs() const { return false; }
+  /// Starts capturing launch() calls instead of running them.
+  virtual void begin_capture() {}
+  /// Ends the capture and prepares the graph.
+  virtual void end_capture() {}
+  /// Launches the captured graph `times` times (asynchronously; complete() waits).
+  virtual void replay(int times) { (void)times; }
   /// Best-effort abort of outstanding operations (the watchdog calls it before exiting).
   virtual void abort() noexcept {}
 

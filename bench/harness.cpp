@@ -177,31 +177,8 @@ std::int64_t Harness::run(const Plan& plan) {
   return wrong_total_;
 }
 
-std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_place, int cycle) {
-  const std::size_t esz = info(o_.dtype).size_bytes;
-  const InPlaceLayout layout = in_place ? comm_.in_place_layout(c, s) : InPlaceLayout{};
-  char* recv = static_cast<char*>(recv_);
-  const void* send = in_place ? recv + layout.input_offset * esz : send_;
-  void* out = in_place ? recv + layout.output_offset * esz : recv_;
-  const OpCall call{c, o_.dtype, o_.redop, o_.root, send, out, s.param_count, in_place};
-  const std::string phase(info(c).name);
-  const int me = comm_.rank();          // rank in this rank's group
-  const int world_rank = boot_.rank();  // fire drills name world ranks
-
-  std::uint64_t delay_us = 0;
-  for (const InjectDelay& d : o_.inject_delays)
-    if (d.rank == world_rank) delay_us += d.delay_us;
-  const bool stall_here = o_.inject_stall_rank && *o_.inject_stall_rank == world_rank && !stalled_once_;
-
-  OpPoint point{phase, s.bytes, -1, in_place};
-  for (int w = 0; w < o_.warmup_iters; ++w) {
-    wd_.enter(point);
-    comm_.run(call);
-    wd_.leave();
-  }
-  control("barrier", [&] { boot_.barrier(); });
-
-  std::vector<double> mine(block_size(o_.iters));
+void Harness::time_loop(const OpCall& call, OpPoint& point, std::uint64_t delay_us, bool stall_here,
+                        std::vector<double>& mine) {
   const bool async = comm_.asynchronous();
   if (async) comm_.start_event_timing(o_.iters);
   // One clock read per iteration: each iteration ends where the next begins, so the loop time
@@ -235,6 +212,54 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
   if (async) {
     const std::vector<double> ev = comm_.event_times_us();
     for (std::size_t i = 0; i < ev.size() && i < static_cast<std::size_t>(o_.iters); ++i) mine[i + 2] = ev[i];
+  }
+}
+
+std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_place, int cycle) {
+  const std::size_t esz = info(o_.dtype).size_bytes;
+  const InPlaceLayout layout = in_place ? comm_.in_place_layout(c, s) : InPlaceLayout{};
+  char* recv = static_cast<char*>(recv_);
+  const void* send = in_place ? recv + layout.input_offset * esz : send_;
+  void* out = in_place ? recv + layout.output_offset * esz : recv_;
+  const OpCall call{c, o_.dtype, o_.redop, o_.root, send, out, s.param_count, in_place};
+  const std::string phase(info(c).name);
+  const int me = comm_.rank();          // rank in this rank's group
+  const int world_rank = boot_.rank();  // fire drills name world ranks
+
+  std::uint64_t delay_us = 0;
+  for (const InjectDelay& d : o_.inject_delays)
+    if (d.rank == world_rank) delay_us += d.delay_us;
+  const bool stall_here = o_.inject_stall_rank && *o_.inject_stall_rank == world_rank && !stalled_once_;
+
+  OpPoint point{phase, s.bytes, -1, in_place};
+  for (int w = 0; w < o_.warmup_iters; ++w) {
+    wd_.enter(point);
+    comm_.run(call);
+    wd_.leave();
+  }
+  control("barrier", [&] { boot_.barrier(); });
+
+  std::vector<double> mine(block_size(o_.iters));
+  if (o_.graph_launches > 0) {
+    // As nccl-tests' -G: capture the -n launches once, then time the graph's replays.
+    point.iteration = 0;
+    if (stall_here) {
+      stalled_once_ = true;
+      wd_.stall(point);
+    }
+    comm_.begin_capture();
+    for (int i = 0; i < o_.iters; ++i) comm_.launch(call);
+    comm_.end_capture();
+    control("barrier", [&] { boot_.barrier(); });
+    const auto g0 = Clock::now();
+    wd_.enter(point);
+    comm_.replay(o_.graph_launches);
+    comm_.complete();
+    wd_.leave();
+    mine[0] = us_between(g0, Clock::now()) / (static_cast<double>(o_.iters) * o_.graph_launches);
+    for (int i = 0; i < o_.iters; ++i) mine[static_cast<std::size_t>(i) + 2] = mine[0];  // no per-launch times in a graph
+  } else {
+    time_loop(call, point, delay_us, stall_here, mine);
   }
 
   const bool checked = o_.check_passes > 0;

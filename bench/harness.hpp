@@ -73,6 +73,8 @@ class Harness {
   /// On rank 0, one record per group; empty elsewhere.
   std::vector<ResultRecord> measure(Coll c, const CollSizes& s, bool in_place, int cycle);
   void control(const char* what, const std::function<void()>& f);
+  /// The timed loop without CUDA graphs: host clock around -n launches, per-launch times.
+  void time_loop(const OpCall& call, OpPoint& point, std::uint64_t delay_us, bool stall_here, std::vector<double>& mine);
 
   const BenchOptions& o_;
   Bootstrap& boot_;

@@ -61,7 +61,7 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
                "railkit-bench"};
   app.set_help_flag("-h,--help", "Print this help and exit");
   std::string minb, maxb, stepf, stepb, iters, warm, check, dtype, op, root, avg, cycles, timeout, colls, backend,
-      placement, stall, split_mode, rpn, device, gpus;
+      placement, stall, split_mode, rpn, device, gpus, graphs;
   std::vector<std::string> delays;
   bool version = false;
   app.add_option("-b,--minbytes", minb, "Smallest size in bytes (K/M/G binary suffixes; default 32M)");
@@ -90,6 +90,8 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
   app.add_option("--ranks-per-node", rpn, "Ranks [kK, (k+1)K) form node k (default: from the launcher)");
   app.add_option("--device", device, "nccl: GPU index for this rank (default: node-local rank)");
   app.add_option("-g,--ngpus", gpus, "nccl: GPUs per process (only 1 is supported yet)");
+  app.add_option("-G,--cudagraph", graphs,
+                 "nccl: capture the -n launches of each size in a CUDA graph and replay it this many times (0 = off)");
   app.add_flag("--observe,!--no-observe", o.observe,
                "nccl: record what NCCL did (NICs, PXN, GDR) from its INFO log (default on)");
   app.add_option("--inject-stall", stall,
@@ -181,6 +183,7 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
     if (o.gpus_per_process != 1)
       throw UsageError(quoted("-g/--ngpus", gpus) + ": only one GPU per process is supported yet; launch one rank per GPU");
   }
+  if (!graphs.empty()) o.graph_launches = static_cast<int>(parse_int("-G/--cudagraph", graphs, 0, 1'000'000));
   if (!stall.empty()) o.inject_stall_rank = static_cast<int>(parse_int("--inject-stall", stall, 0, kMaxInt));
   for (const std::string& d : delays) {
     const auto colon = d.find(':');

@@ -43,6 +43,7 @@ struct BenchOptions {
   int ranks_per_node = 0;                  ///< --ranks-per-node, 0 = from the launcher
   std::optional<int> device;               ///< --device: GPU index (nccl), default node-local rank
   int gpus_per_process = 1;                ///< -g (nccl)
+  int graph_launches = 0;                  ///< -G (nccl): replays of a CUDA graph of -n launches, 0 = off
   bool observe = true;                     ///< --observe / --no-observe (nccl): read NCCL's log
   std::optional<int> inject_stall_rank;
   std::vector<InjectDelay> inject_delays;

@@ -35,10 +35,11 @@ void TableReporter::run_start(const RunHeader& h) {
   for (Coll c : o.colls) colls += (colls.empty() ? "" : ",") + std::string(info(c).name);
   const std::string step = o.step_factor > 1 ? fmt::format("{}(factor)", o.step_factor) : fmt::format("{}(bytes)", o.step_bytes);
   os_ << fmt::format("# minBytes {} maxBytes {} step: {} warmup iters: {} iters: {} validation: {} placement: {} "
-                     "average: {} cycles: {} timeout: {}\n",
+                     "average: {} cycles: {} timeout: {}{}\n",
                      o.min_bytes, o.max_bytes, step, o.warmup_iters, o.iters, o.check_passes, placement_name(o.placement),
                      average_name(o.average), o.run_cycles,
-                     o.timeout_s > 0 ? fmt::format("{:.0f}s", o.timeout_s) : std::string("off"));
+                     o.timeout_s > 0 ? fmt::format("{:.0f}s", o.timeout_s) : std::string("off"),
+                     o.graph_launches > 0 ? fmt::format(" graph: {}", o.graph_launches) : std::string());
   os_ << fmt::format("# collectives: {}  datatype: {}  redop: {}  root: {}", colls, info(o.dtype).name,
                      info(o.redop).name, o.root);
   if (!h.run.label.empty()) os_ << "  label: " << h.run.label;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU checks for a machine with at least one NVIDIA GPU (run by hand or on a lent device).
 # Builds with CUDA for this GPU's architecture only, then runs railkit-bench's NCCL backend:
-# every collective on one rank with data checks, a stall the watchdog must end, and the NCCL
+# every collective on one rank with data checks, CUDA-graph mode, a stall the watchdog must end, and the NCCL
 # log reader on NCCL's real log. Writes a summary to ${OUT:-gpu-check}/summary.txt; exits
 # non-zero when a check fails.
 set -uo pipefail
@@ -42,6 +42,7 @@ done
 for op in prod min max avg; do
   check "all_reduce-$op" 0 "$bench" --backend nccl --coll all_reduce,reduce_scatter -b 1K -e 16M -f 16 -o "$op" -J "$out/op-$op.json"
 done
+check "cuda-graph" 0 "$bench" --backend nccl --coll all_reduce,all_gather -b 1K -e 64M -f 8 -G 4 -J "$out/graph.json"
 check "watchdog-stall" 4 "$bench" --backend nccl --coll all_reduce -b 1M -e 1M -T 5 --inject-stall 0 -J "$out/stall.json"
 export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH NCCL_DEBUG_FILE="$out/nccl.%h.%p.log"
 check "nccl-log-run" 0 "$bench" --backend nccl --coll all_reduce -b 1M -e 1M -J "$out/log.json"

@@ -89,6 +89,7 @@ class NcclCommunicator final : public Communicator {
         ncclCommDestroy(comm_);
       }
     }
+    drop_graph();
     for (auto& e : events_) cudaEventDestroy(e);
     if (stream_) cudaStreamDestroy(stream_);
   }
@@ -191,6 +192,21 @@ class NcclCommunicator final : public Communicator {
     return out;
   }
 
+  bool supports_graphs() const override { return true; }
+  void begin_capture() override {
+    timing_ = false;
+    // Thread-local mode, as nccl-tests: NCCL may allocate while connecting during the capture.
+    cuda_check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  }
+  void end_capture() override {
+    drop_graph();
+    cuda_check(cudaStreamEndCapture(stream_, &graph_), "cudaStreamEndCapture");
+    cuda_check(cudaGraphInstantiate(&exec_, graph_, 0), "cudaGraphInstantiate");
+  }
+  void replay(int times) override {
+    for (int i = 0; i < times; ++i) cuda_check(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch");
+  }
+
   void abort() noexcept override {
     aborted_ = true;
     if (comm_) ncclCommAbort(comm_);
@@ -209,6 +225,13 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
+  void drop_graph() noexcept {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (graph_) cudaGraphDestroy(graph_);
+    exec_ = nullptr;
+    graph_ = nullptr;
+  }
+
   static gpu::CheckArgs args(const CheckSpec& s) {
     return {s.coll, s.dtype, s.op, s.root, s.nranks, s.rank, s.rep, s.sizes.param_count, s.sizes.recv_count,
             info(s.dtype).is_float};
@@ -236,6 +259,8 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t comm_ = nullptr;
   bool aborted_ = false;
   std::vector<cudaEvent_t> events_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
   bool timing_ = false;
   size_t next_event_ = 0;
   int timed_ = 0;

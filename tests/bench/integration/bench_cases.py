@@ -444,6 +444,9 @@ def bad_names(ctx):
     expect_usage(ctx, ["-d", "half"], "-d/--datatype 'half' is only available on the nccl backend")
     expect_usage(ctx, ["-o", "avg"], "-o/--op 'avg' is only available on the nccl backend")
     expect_usage(ctx, ["--coll", "nope"], "--coll 'nope'", np=2)
+    if not has_gpu():
+        expect_usage(ctx, ["-G", "2", "-b", "8", "-e", "8"], "-G/--cudagraph '2': CUDA graphs need the nccl backend")
+    expect_usage(ctx, ["-g", "2"], "-g/--ngpus '2': only one GPU per process")
 
 
 @case
@@ -490,6 +493,17 @@ def gpu_nccl_all_collectives(ctx):
         doc = load(out)
         check(doc["run"]["backend"] == "nccl", "backend")
         check(all(r["wrong"] == 0 for r in doc["results"]), "wrong values on the GPU (%s)" % dt)
+
+
+@case
+def gpu_nccl_cuda_graph(ctx):
+    if not has_gpu():
+        raise Skip("no GPU here")
+    out = ctx.path("gpu-graph.json")
+    rc, so, se, _ = ctx.run(["--backend", "nccl", "--coll", "all_reduce,all_gather", "-b", "1K", "-e", "1M", "-f", "32",
+                             "-G", "3", "-J", out], np=1)
+    check(rc == 0, "rc %d: %s" % (rc, se[-800:]))
+    check(all(r["wrong"] == 0 for r in load(out)["results"]), "graph mode keeps data checks right")
 
 
 @case
