@@ -22,27 +22,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 PLOT_SCRIPT = os.path.join(ROOT, "scripts", "plot_results.py")
-SKIP = 77
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from casekit import Cases, Failure, Skip, check, listing  # noqa: E402
 
-CASES = {}
-
-
-def case(fn):
-    CASES[fn.__name__] = fn
-    return fn
-
-
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
+CASES = Cases()
+case = CASES.add
 
 
 ALGO_AXES = ["--axis", "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
@@ -316,22 +300,12 @@ def main():
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
     if a.list:
-        print(";".join(CASES))
-        return 0
+        return listing(CASES)
     if not a.railkit or not a.case:
         ap.error("--railkit and --case are required")
     with tempfile.TemporaryDirectory(prefix="railkit-sweep-") as tmp:
         ctx = Ctx(os.path.abspath(a.railkit), os.path.abspath(a.bench) if a.bench else None, tmp)
-        try:
-            CASES[a.case](ctx)
-        except Skip as e:
-            print(f"SKIP {a.case}: {e}")
-            return SKIP
-        except (Failure, subprocess.TimeoutExpired) as e:
-            print(f"FAIL {a.case}: {e}")
-            return 1
-    print(f"PASS {a.case}")
-    return 0
+        return CASES.run(a.case, ctx, also_failures=(subprocess.TimeoutExpired,))
 
 
 if __name__ == "__main__":

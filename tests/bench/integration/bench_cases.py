@@ -27,29 +27,15 @@ FACTORS = {
     "sendrecv": lambda n: 1.0,
 }
 
-CASES = {}
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from casekit import Cases, Failure, Skip, check, listing  # noqa: E402
 
-
-def case(fn):
-    CASES[fn.__name__] = fn
-    return fn
-
-
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    """Not applicable here (exit 77, ctest's SKIP_RETURN_CODE)."""
+CASES = Cases()
+case = CASES.add
 
 
 def has_gpu():
     return os.path.exists("/dev/nvidia0")
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
 
 
 def mpi_env():
@@ -539,19 +525,9 @@ def main():
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
     if a.list:
-        print(";".join(CASES))
-        return 0
+        return listing(CASES)
     with tempfile.TemporaryDirectory(prefix="railkit-it-") as tmp:
-        try:
-            CASES[a.case](Ctx(a.bin, tmp))
-        except Skip as e:
-            print("SKIP %s: %s" % (a.case, e))
-            return 77
-        except Failure as e:
-            print("FAIL %s: %s" % (a.case, e))
-            return 1
-    print("ok %s" % a.case)
-    return 0
+        return CASES.run(a.case, Ctx(a.bin, tmp))
 
 
 if __name__ == "__main__":
