@@ -139,12 +139,21 @@ std::string version_text() {
 
 namespace {
 
-/// The data-plane backend that --backend asks for, on this rank's group (`color`). The only
-/// place that knows which backends are compiled in.
-std::unique_ptr<Communicator> make_backend(const BenchOptions& o, const Bootstrap& boot, int color) {
+/// Whether --backend (or auto) selects the NCCL backend here. The only place that knows which
+/// backends are compiled in, with make_backend.
+bool chooses_nccl(const BenchOptions& o) {
 #if RAILKIT_HAVE_NCCL
-  const bool use_nccl =
-      o.backend == BackendChoice::Nccl || (o.backend == BackendChoice::Auto && nccl::unusable_gpu_reason().empty());
+  return o.backend == BackendChoice::Nccl || (o.backend == BackendChoice::Auto && nccl::unusable_gpu_reason().empty());
+#else
+  if (o.backend == BackendChoice::Nccl)
+    throw UnavailableError("--backend nccl: this railkit-bench was built without the NCCL backend (see --version)");
+  return false;
+#endif
+}
+
+/// The data-plane backend on this rank's group (`color`).
+std::unique_ptr<Communicator> make_backend(const BenchOptions& o, const Bootstrap& boot, int color, bool use_nccl) {
+#if RAILKIT_HAVE_NCCL
   if (use_nccl) {
     nccl::NcclSetup setup;
     setup.color = color;
@@ -154,9 +163,9 @@ std::unique_ptr<Communicator> make_backend(const BenchOptions& o, const Bootstra
     return nccl::make_communicator(setup);
   }
 #else
+  (void)o;
   (void)boot;
-  if (o.backend == BackendChoice::Nccl)
-    throw UnavailableError("--backend nccl: this railkit-bench was built without the NCCL backend (see --version)");
+  (void)use_nccl;
 #endif
   return mpi::make_communicator(color);
 }
@@ -222,14 +231,9 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   const NodeLayout layout = node_layout(boot->node_of_rank(), o.ranks_per_node);
   const std::vector<Group> groups = make_groups(o.split, layout);
   const int my_group = group_of(groups, rank);
-#if RAILKIT_HAVE_NCCL
-  const bool nccl_chosen =
-      o.backend == BackendChoice::Nccl || (o.backend == BackendChoice::Auto && nccl::unusable_gpu_reason().empty());
-#else
-  const bool nccl_chosen = false;
-#endif
+  const bool nccl_chosen = chooses_nccl(o);
   const std::string nccl_log = nccl_chosen && o.observe ? arrange_nccl_log(envp) : std::string();
-  auto comm = make_backend(o, *boot, my_group);
+  auto comm = make_backend(o, *boot, my_group, nccl_chosen);
   const int group_size = comm->size();
   if (o.graph_launches > 0 && !comm->supports_graphs())
     throw UsageError(fmt::format("-G/--cudagraph '{}': CUDA graphs need the nccl backend (this run uses {})",
