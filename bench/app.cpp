@@ -314,26 +314,32 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
     reporter->run_start(h);
   }
 
-  Watchdog wd(*boot, o.timeout_s, [&](const TimeoutReport& rep) {
-    if (comm) comm->abort();
+  // A run that ends early (timeout, error) still prints the footer and leaves the document with
+  // everything measured and the reason; rank 0 only.
+  const auto end_early = [&](ErrorRecord why) {
     ResultsDocument d = sink.snapshot();
     d.summary.complete = false;
+    d.error = std::move(why);
+    if (reporter) reporter->run_end(d);
+    sink.write(d);
+  };
+
+  Watchdog wd(*boot, o.timeout_s, [&](const TimeoutReport& rep) {
+    if (comm) comm->abort();
     nlohmann::json ranks = nlohmann::json::array();
     for (const RankState& s : rep.ranks)
       ranks.push_back({{"rank", s.rank}, {"host", s.host}, {"state", s.state}, {"ops_entered", s.seq},
                        {"phase", s.at.phase}, {"bytes", s.at.bytes}, {"iteration", s.at.iteration},
                        {"in_place", s.at.in_place}, {"waited_s", s.waited_s}});
-    d.error = ErrorRecord{std::string(error_code_name(ErrorCode::Timeout)), exit_code(ErrorCode::Timeout), rep.message,
+    end_early(ErrorRecord{std::string(error_code_name(ErrorCode::Timeout)), exit_code(ErrorCode::Timeout), rep.message,
                           {{"timeout_s", rep.timeout_s},
                            {"phase", rep.at.phase},
                            {"bytes", rep.at.bytes},
                            {"iteration", rep.at.iteration},
                            {"in_place", rep.at.in_place},
                            {"not_arrived", rep.not_arrived},
-                           {"ranks", ranks}}};
-    if (reporter) reporter->run_end(d);
+                           {"ranks", ranks}}});
     print_error_line(rep.message);
-    sink.write(d);
   });
 
   Harness harness(o, *boot, *comm, groups, wd, sink, reporter);
@@ -342,13 +348,8 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
     wrong = harness.run(plan);
   } catch (const Error& e) {
     // Record what was measured and why the run stopped, then end every rank.
-    if (rank == 0) {
-      ResultsDocument d = sink.snapshot();
-      d.summary.complete = false;
-      d.error = ErrorRecord{std::string(error_code_name(e.code())), exit_code(e.code()), e.what(), nlohmann::json::object()};
-      if (reporter) reporter->run_end(d);
-      sink.write(d);
-    }
+    if (rank == 0)
+      end_early(ErrorRecord{std::string(error_code_name(e.code())), exit_code(e.code()), e.what(), nlohmann::json::object()});
     print_error_line(e.what(), rank ? rank : -1);
     MPI_Abort(MPI_COMM_WORLD, exit_code(e.code()));
     return exit_code(e.code());

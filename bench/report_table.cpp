@@ -44,10 +44,10 @@ void TableReporter::run_start(const RunHeader& h) {
                      info(o.redop).name, o.root);
   if (!h.run.label.empty()) os_ << "  label: " << h.run.label;
   if (split_) {
-    os_ << "\n# split: " << split_name(o.split) << " (" << h.run.split.value("groups", nlohmann::json::array()).size()
-        << " concurrent groups of " << h.run.nranks / std::max<std::size_t>(1, h.run.split.value("groups", nlohmann::json::array()).size())
-        << " ranks, each its own communicator)";
-    for (const auto& g : h.run.split.value("groups", nlohmann::json::array())) {
+    const nlohmann::json groups = h.run.split.value("groups", nlohmann::json::array());
+    os_ << "\n# split: " << split_name(o.split) << " (" << groups.size() << " concurrent groups of "
+        << h.run.nranks / std::max<std::size_t>(1, groups.size()) << " ranks, each its own communicator)";
+    for (const auto& g : groups) {
       std::string ranks;
       for (const auto& r : g.at("ranks")) ranks += (ranks.empty() ? "" : ",") + std::to_string(r.get<int>());
       os_ << "\n#   " << g.at("name").get<std::string>() << ": ranks " << ranks;
