@@ -1,0 +1,101 @@
+#pragma once
+// The profile document, schema "railkit.profile/1": settings measured on a cluster and the
+// evidence that they beat the defaults there. Written by `railkit tune`, read by `railkit
+// profile`, the NCCL tuner plugin and `railkit accept`. Documented in profiles/README.md, JSON
+// Schema in profiles/railkit.profile.schema.json. Types here, JSON in core/profile.cpp.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace railkit {
+
+inline constexpr const char* kProfileSchema = "railkit.profile/1";
+
+/// What the profile was made on; `railkit profile check` compares it with a node.
+struct ProfileCluster {
+  std::string fingerprint;        ///< `railkit topo` fingerprint; "" when the probe could not run
+  int nodes = 0;
+  int ranks = 0;
+  int ranks_per_node = 0;
+  std::string backend;            ///< "mpi" | "nccl"
+  std::string backend_version;    ///< "Open MPI v4.1.4", "NCCL 2.28.9"
+  std::vector<std::string> hosts;
+  std::vector<std::string> gpu_models;  ///< distinct, may be empty
+  std::vector<std::string> nic_models;  ///< distinct, may be empty
+  nlohmann::json extra = nlohmann::json::object();  ///< cuda versions and anything else observed
+};
+
+/// One decision: what to use for a collective over a range of message sizes.
+struct ProfileDecision {
+  std::string coll;              ///< bench name: all_reduce, all_gather, ...
+  std::uint64_t min_bytes = 0;   ///< inclusive
+  std::uint64_t max_bytes = 0;   ///< inclusive
+  std::map<std::string, std::string> env;  ///< the settings that won this bucket (empty = the defaults)
+  std::string config;            ///< its label ("allreduce_algorithm=4")
+  double busbw_GBps = 0;         ///< validated busbw with these settings
+  double baseline_busbw_GBps = 0;
+  double ratio = 1;              ///< paired tuned/baseline ratio (geometric mean)
+  double ratio_lo = 1, ratio_hi = 1;  ///< its 95% interval
+  bool significant = false;      ///< ratio_lo > 1: the decision is not the baseline
+};
+
+/// Expected busbw for acceptance tests.
+struct ProfileExpectation {
+  std::string coll;
+  std::uint64_t bytes = 0;
+  double busbw_GBps = 0;
+  double tolerance = 0;          ///< relative (0.05 = a measurement down to 95% passes)
+};
+
+/// One A/B measurement round of the validation, per bucket.
+struct ProfileEvidenceRow {
+  std::string coll;
+  std::uint64_t bytes = 0;       ///< bucket lower edge
+  std::vector<double> baseline_busbw_GBps;  ///< one per pair, in run order
+  std::vector<double> tuned_busbw_GBps;
+  double ratio = 1, ratio_lo = 1, ratio_hi = 1;
+};
+
+struct ProfileEvidence {
+  bool validated = false;        ///< true only when the A/B validation ran on a real backend
+  std::string validated_at;      ///< UTC ISO 8601
+  std::string railkit_version;
+  std::string strategy, space;
+  int trials = 0;
+  int pairs = 0;                 ///< A/B pairs of the validation
+  double max_regression = 0.02;
+  std::map<std::string, std::string> baseline_env;
+  std::vector<ProfileEvidenceRow> rows;
+  std::string tune_dir;          ///< where the journal and results documents are
+  nlohmann::json extra = nlohmann::json::object();
+};
+
+struct ProfileDocument {
+  std::string schema = kProfileSchema;
+  std::string name;
+  std::string created;           ///< UTC ISO 8601
+  ProfileCluster cluster;
+  std::map<std::string, std::string> env;  ///< settings.env: NAME -> value
+  /// settings.dcqcn: priority ("3") -> attribute (tunable name, roce_rp.rpg_time_reset) -> value
+  std::map<std::string, std::map<std::string, std::string>> dcqcn;
+  std::vector<ProfileDecision> decisions;
+  std::vector<ProfileExpectation> expectations;
+  ProfileEvidence evidence;
+};
+
+/// The document as JSON, keys in documented order.
+nlohmann::ordered_json to_json(const ProfileDocument& p);
+/// Parses and validates (schema version, types, env keys and values against the tunables table).
+/// Throws UsageError naming `source` and the field.
+ProfileDocument profile_from_json(const nlohmann::json& j, const std::string& source);
+/// Reads a profile file. Throws IoError / UsageError naming the file.
+ProfileDocument load_profile(const std::filesystem::path& path);
+/// Writes atomically (temporary file, then rename). Throws IoError.
+void write_profile(const std::filesystem::path& path, const ProfileDocument& p);
+
+}  // namespace railkit

@@ -1,0 +1,1 @@
+#include "tuner/tune.hpp"
