@@ -533,6 +533,70 @@ std::vector<ConfigRecord> ordered(const std::vector<SweepConfig>& planned, std::
 
 }  // namespace
 
+TrialRun run_config(const LaunchContext& ctx, const SweepConfig& c, const std::string& base, char* const* envp,
+                    const std::function<void(double)>& on_tick) {
+  TrialRun out;
+  ConfigRecord& r = out.record;
+  r.name = c.name;
+  r.env = c.env;
+  r.args = c.args;
+  r.stdout_file = base + ".stdout.txt";
+  r.stderr_file = base + ".stderr.txt";
+  const std::string results_rel = base + ".json";
+  const fs::path results_abs = ctx.out_dir / results_rel;
+  std::error_code ec;
+  fs::remove(results_abs, ec);  // a document from an interrupted attempt must not pass for this one
+  r.command = launch_argv(ctx.launcher, c, ctx.bench, ctx.bench_args, results_abs.string());
+  r.started = utc_now_iso();
+
+  LaunchSpec spec;
+  spec.argv = r.command;
+  spec.env_add = c.env;
+  spec.stdout_path = ctx.out_dir / r.stdout_file;
+  spec.stderr_path = ctx.out_dir / r.stderr_file;
+  spec.timeout_s = ctx.timeout_s;
+  spec.kill_grace_s = ctx.kill_grace_s;
+  spec.on_tick = on_tick;
+  out.launch = run_process(spec, envp);
+  const LaunchResult& lr = out.launch;
+  if (lr.end == LaunchResult::End::Interrupted) return out;
+
+  r.elapsed_s = lr.elapsed_s;
+  if (lr.end == LaunchResult::End::Exited) r.exit_code = lr.exit_code;
+  bool have_doc = false;
+  std::string doc_problem;
+  if (fs::exists(results_abs)) {
+    try {
+      (void)load_results(results_abs.string());
+      have_doc = true;
+    } catch (const Error& e) {
+      doc_problem = e.what();
+    }
+  } else {
+    doc_problem = "no results document was written";
+  }
+  if (have_doc) r.results = results_rel;
+  const std::string tail = file_tail(spec.stderr_path, 12, 3000);
+  const std::string telling = telling_line(file_tail(spec.stderr_path, 80, 16384));
+  if (lr.ok() && have_doc) {
+    r.status = "ok";
+  } else {
+    r.status = (lr.end == LaunchResult::End::TimedOut ||
+                (lr.end == LaunchResult::End::Exited && lr.exit_code == exit_code(ErrorCode::Timeout)))
+                   ? "timeout"
+                   : "failed";
+    if (lr.end == LaunchResult::End::TimedOut)
+      r.error = fmt::format("timed out (--timeout-s {}); its processes were ended", ctx.timeout_s);
+    else if (lr.ok())
+      r.error = "exit code 0 but " + doc_problem;
+    else
+      r.error = lr.describe();
+    if (!telling.empty() && lr.end != LaunchResult::End::FailedToStart) r.error += ": " + telling;
+    r.stderr_tail = tail;
+  }
+  return out;
+}
+
 SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& progress, bool tty) {
   if (o.configs.empty()) throw UsageError("nothing to sweep: no configuration");
   o.launcher.validate();
@@ -604,24 +668,13 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
   }
   progress.flush();
 
+  const LaunchContext ctx{o.launcher, o.bench, o.bench_args, out_dir, o.timeout_s, o.kill_grace_s};
   const auto t_sweep = std::chrono::steady_clock::now();
   double run_total_s = 0;
   size_t runs_done = 0;
   for (size_t k : todo) {
     const SweepConfig& c = o.configs[k];
     const std::string base = fmt::format("{:03d}-{}", k + 1, slug(c.name));
-    ConfigRecord r;
-    r.name = c.name;
-    r.env = c.env;
-    r.args = c.args;
-    r.stdout_file = base + ".stdout.txt";
-    r.stderr_file = base + ".stderr.txt";
-    const std::string results_rel = base + ".json";
-    const fs::path results_abs = out_dir / results_rel;
-    fs::remove(results_abs, ec);  // a document from an interrupted attempt must not pass for this one
-    r.command = launch_argv(o.launcher, c, o.bench, o.bench_args, results_abs.string());
-    r.started = utc_now_iso();
-
     const size_t left_after = todo.size() - runs_done - 1;
     auto eta = [&](double current_s) -> std::string {
       if (runs_done == 0) return "ETA -";
@@ -637,59 +690,21 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
     else
       progress << head << ": running (sweep " << format_duration(sweep_elapsed()) << ", " << eta(0) << ")\n" << std::flush;
 
-    LaunchSpec spec;
-    spec.argv = r.command;
-    spec.env_add = c.env;
-    spec.stdout_path = out_dir / r.stdout_file;
-    spec.stderr_path = out_dir / r.stderr_file;
-    spec.timeout_s = o.timeout_s;
-    spec.kill_grace_s = o.kill_grace_s;
+    std::function<void(double)> tick;
     if (tty)
-      spec.on_tick = [&](double el) {
+      tick = [&](double el) {
         progress << "\r\033[K" << head << ": running " << format_duration(el) << ", " << eta(el) << std::flush;
       };
-    const LaunchResult lr = run_process(spec, envp);
-
+    TrialRun tr = run_config(ctx, c, base, envp, tick);
+    const LaunchResult& lr = tr.launch;
     if (lr.end == LaunchResult::End::Interrupted) {
       res.interrupted_by = lr.signal;
       if (tty) progress << "\r\033[K";
       progress << head << ": " << lr.describe() << "; not recorded\n" << std::flush;
       break;
     }
-    r.elapsed_s = lr.elapsed_s;
-    if (lr.end == LaunchResult::End::Exited) r.exit_code = lr.exit_code;
-    bool have_doc = false;
-    std::string doc_problem;
-    if (fs::exists(results_abs)) {
-      try {
-        (void)load_results(results_abs.string());
-        have_doc = true;
-      } catch (const Error& e) {
-        doc_problem = e.what();
-      }
-    } else {
-      doc_problem = "no results document was written";
-    }
-    if (have_doc) r.results = results_rel;
-    const std::string tail = file_tail(spec.stderr_path, 12, 3000);
-    const std::string telling = telling_line(file_tail(spec.stderr_path, 80, 16384));
-    if (lr.ok() && have_doc) {
-      r.status = "ok";
-    } else {
-      r.status = (lr.end == LaunchResult::End::TimedOut ||
-                  (lr.end == LaunchResult::End::Exited && lr.exit_code == exit_code(ErrorCode::Timeout)))
-                     ? "timeout"
-                     : "failed";
-      if (lr.end == LaunchResult::End::TimedOut)
-        r.error = fmt::format("timed out (--timeout-s {}); its processes were ended", o.timeout_s);
-      else if (lr.ok())
-        r.error = "exit code 0 but " + doc_problem;
-      else
-        r.error = lr.describe();
-      if (!telling.empty() && lr.end != LaunchResult::End::FailedToStart) r.error += ": " + telling;
-      r.stderr_tail = tail;
-      ++res.failed;
-    }
+    ConfigRecord& r = tr.record;
+    if (r.status != "ok") ++res.failed;
     ++res.ran;
     ++runs_done;
     run_total_s += lr.elapsed_s;

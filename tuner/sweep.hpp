@@ -3,6 +3,7 @@
 // DIR/sweep.json (`railkit.sweep/1`, see tuner/README.md) as results arrive.
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/launch.hpp"
 #include "topology/model.hpp"
 
 namespace railkit::tuner {
@@ -146,6 +148,28 @@ struct SweepOptions {
   double kill_grace_s = 5;
   std::string baseline;       ///< empty = the first configuration
 };
+
+/// What every launch of a sweep or tuning session shares.
+struct LaunchContext {
+  LauncherOptions launcher;
+  std::string bench;  ///< railkit-bench path
+  std::vector<std::string> bench_args;
+  std::filesystem::path out_dir;  ///< absolute; results and logs go here
+  double timeout_s = 0;           ///< per launch; 0 = none
+  double kill_grace_s = 5;
+};
+
+/// One launch and what became of it.
+struct TrialRun {
+  ConfigRecord record;  ///< status "" when the launch was interrupted (not recorded)
+  LaunchResult launch;
+};
+
+/// Launches railkit-bench once for `c` (results in out_dir/<base>.json, logs in
+/// <base>.stdout.txt / .stderr.txt) and judges it: ok (exit 0 and a valid results document),
+/// timeout (the limit, or the bench's own watchdog exit 4) or failed (with the telling stderr line).
+TrialRun run_config(const LaunchContext& ctx, const SweepConfig& c, const std::string& base, char* const* envp,
+                    const std::function<void(double)>& on_tick);
 
 /// The outcome of run_sweep.
 struct SweepOutcome {

@@ -1,1 +1,87 @@
 #pragma once
+// `railkit tune`: a search strategy drives railkit-bench launches (one per trial, through the
+// sweep launcher) over a space of settings, every trial journaled; the best candidates are then
+// re-measured against the baseline interleaved (A/B/A/B) with data checks, and the validated
+// result is written as a profile (railkit.profile/1). Documented in tuner/README.md.
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/profile.hpp"
+#include "tuner/space.hpp"
+#include "tuner/sweep.hpp"
+#include "tuner/validate.hpp"
+
+namespace railkit::tuner {
+
+/// Where and how DCQCN knobs are applied: `railkit dcqcn` run once per node through the launcher.
+struct DcqcnTarget {
+  std::string railkit;                ///< the railkit executable that nodes run
+  std::string root = "/";             ///< --root passed to railkit dcqcn (fixture trees in tests)
+  std::vector<std::string> netdevs;   ///< empty = every RoCE netdev of the node
+  int priority = 3;                   ///< the RoCE priority the profile records the settings for
+};
+
+/// Everything a tuning session needs (a new one; --resume reads it back from the journal).
+struct TuneOptions {
+  Space space;
+  std::string strategy = "coordinate";
+  int budget = 0;                     ///< most search trials (0 = grid: all)
+  std::uint64_t seed = 1;
+  LauncherOptions launcher;
+  std::string bench;
+  std::vector<std::string> bench_args;  ///< as given after --, minus -n/--iters (see iters)
+  int iters = 20;                       ///< timed iterations of a fidelity-1 trial (-n)
+  double timeout_s = 600;               ///< per launch
+  double kill_grace_s = 5;
+  std::filesystem::path out_dir;
+  std::optional<std::string> weights_path;
+  int pairs = 5;                        ///< A/B validation rounds
+  int validate_iters = 0;               ///< -n of validation runs; 0 = 2 x the most the search used
+  double max_regression = 0.02;
+  bool validate = true;                 ///< false: no validation; the profile says validated: false
+  std::map<std::string, std::string> baseline_env;  ///< the settings tuned ones must beat (default: none)
+  std::optional<DcqcnTarget> dcqcn;     ///< required when the space has DCQCN knobs
+  std::optional<std::string> emit_ompi_rules;       ///< write an Open MPI dynamic rules file here too
+  std::string profile_name;             ///< default: the out directory's name
+};
+
+/// What a session ended with.
+struct TuneOutcome {
+  int trials_run = 0;        ///< this invocation
+  int trials_total = 0;      ///< in the journal
+  int trials_failed = 0;     ///< in the journal
+  int interrupted_by = 0;    ///< signal that stopped the session; 0 when it finished
+  std::optional<ProfileDocument> profile;
+  std::filesystem::path profile_path;
+  double best_objective_GBps = 0;
+  double baseline_objective_GBps = 0;
+};
+
+/// Runs a new session in opts.out_dir (which must not hold a journal). Progress lines go to
+/// `progress` (rewritten in place when `tty`; none when `quiet`). Throws UsageError for bad
+/// options, IoError when the directory cannot be written.
+TuneOutcome run_tune(const TuneOptions& opts, char* const* envp, std::ostream& progress, bool tty, bool quiet);
+
+/// Continues the session in `dir` from its journal: no finished trial repeated, none lost;
+/// DCQCN attributes an interrupted session left set are restored first. `railkit` is the
+/// executable nodes run for DCQCN (the journal's is used when empty).
+TuneOutcome resume_tune(const std::filesystem::path& dir, char* const* envp, std::ostream& progress, bool tty, bool quiet);
+
+/// Removes -n/--iters (and its value) from bench arguments and returns it (nullopt when absent).
+/// Throws UsageError for a malformed value or -J/--output_file (the tuner sets it).
+std::optional<int> take_iters(std::vector<std::string>& bench_args);
+
+/// The collectives the bench arguments ask for (--coll; railkit-bench's default when absent).
+std::vector<std::string> bench_collectives(const std::vector<std::string>& bench_args);
+
+/// An Open MPI coll/tuned dynamic rules file (coll_tuned_dynamic_rules_filename format) from the
+/// per-bucket decisions, for `nranks` ranks. Decisions without an algorithm for their collective
+/// give 0 (Open MPI's own choice). Message sizes are railkit-bench's bytes (nccl-tests' size).
+std::string ompi_rules(const std::vector<ProfileDecision>& decisions, int nranks);
+
+}  // namespace railkit::tuner

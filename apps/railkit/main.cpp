@@ -61,6 +61,10 @@ constexpr Subcommand kSubcommands[] = {
      railkit::app::setup_report},
     {"sweep", "run railkit-bench once per configuration of a matrix (bench arguments after --) and compare them",
      railkit::app::setup_sweep},
+    {"tune",
+     "search NCCL, Open MPI or DCQCN settings with railkit-bench trials (bench arguments after --), validate the best "
+     "against the baseline and write a profile; --resume continues",
+     railkit::app::setup_tune},
     {"topo", "probe the node: GPUs, RDMA NICs, PCIe paths, rails, RoCE settings, lint", setup_topo},
 };
 

@@ -16,4 +16,7 @@ std::function<int()> setup_report(CLI::App& app);
 /// `railkit nccl-log`: summarises NCCL debug logs as JSON (apps/railkit/cmd_nccl_log.cpp).
 std::function<int()> setup_nccl_log(CLI::App& app);
 
+/// `railkit tune`: searches a space of settings and writes a validated profile (apps/railkit/cmd_tune.cpp).
+std::function<int()> setup_tune(CLI::App& app);
+
 }  // namespace railkit::app

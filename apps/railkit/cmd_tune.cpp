@@ -1,0 +1,250 @@
+// `railkit tune`: parses the flags into TuneCli, runs tuner::run_tune (or resume_tune) and prints
+// the per-bucket verdict of the validation.
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "apps/railkit/subcommands.hpp"
+#include "core/error.hpp"
+#include "core/launch.hpp"
+#include "core/tunables.hpp"
+#include "core/units.hpp"
+#include "tuner/strategy.hpp"
+#include "tuner/tune.hpp"
+
+extern char** environ;
+
+namespace railkit::app {
+namespace {
+
+/// Flags of `railkit tune`, as given.
+struct TuneCli {
+  std::string space;
+  std::string strategy = "coordinate";
+  int budget = 0;
+  std::uint64_t seed = 1;
+  std::string launcher = "mpirun";
+  int np = 0;
+  int ppn = 0;
+  std::string hostfile;
+  std::vector<std::string> launcher_args;
+  std::string bench;
+  std::string out;
+  std::string resume;
+  double timeout_s = 600;
+  double kill_grace_s = 5;
+  std::string weights;
+  int pairs = 5;
+  int validate_iters = 0;
+  double max_regression = 0.02;
+  bool no_validate = false;
+  std::vector<std::string> baseline_env;
+  std::string dcqcn_root;
+  std::vector<std::string> netdevs;
+  int priority = 3;
+  std::vector<std::string> emit;
+  std::string name;
+  bool quiet = false;
+  bool list_spaces = false;
+  bool list_tunables = false;
+  std::vector<std::string> bench_args;
+};
+
+std::vector<std::string> split_ws(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+int list_spaces() {
+  for (auto n : tuner::kBuiltinSpaces) {
+    const tuner::Space s = tuner::builtin_space(n);
+    std::cout << fmt::format("{} ({} configurations): {}\n", s.name, tuner::config_count(s), s.doc);
+    for (const auto& [k, v] : s.fixed_env) std::cout << fmt::format("  fixed {}={}\n", k, v);
+    for (const auto& k : s.knobs) {
+      std::string vals;
+      for (const auto& v : k.values) vals += (vals.empty() ? "" : " ") + (v.empty() ? std::string("unset") : v);
+      std::string extra;
+      if (!k.collectives.empty()) {
+        extra += " [";
+        for (size_t i = 0; i < k.collectives.size(); ++i) extra += (i ? "," : "") + k.collectives[i];
+        extra += "]";
+      }
+      if (k.when) {
+        std::string w;
+        for (const auto& v : k.when->values) w += (w.empty() ? "" : ",") + v;
+        extra += fmt::format(" when {} {} {}", k.when->knob, k.when->op, w);
+      }
+      std::cout << fmt::format("  {} {}: {}{}\n", k.numeric ? "numeric    " : "categorical", k.name, vals, extra);
+    }
+  }
+  return 0;
+}
+
+int list_tunables() {
+  std::cout << fmt::format("{:<56} {:<6} {:<9} {:<24} {:<10} {}\n", "name", "scope", "type", "range", "default", "doc");
+  for (const auto& t : tunables()) {
+    std::string range;
+    if (t.type == TunableType::Int || t.type == TunableType::Pow2) range = fmt::format("{}..{}", t.min, t.max);
+    else if (t.type == TunableType::Bool) range = "0|1";
+    else
+      for (auto v : t.values) range += (range.empty() ? "" : "|") + std::string(v);
+    if (!t.unit.empty()) range += " " + std::string(t.unit);
+    std::cout << fmt::format("{:<56} {:<6} {:<9} {:<24} {:<10} {}\n", t.name, scope_name(t.scope), type_name(t.type), range,
+                             t.default_value, t.doc);
+  }
+  return 0;
+}
+
+void print_verdict(const tuner::TuneOutcome& res) {
+  const ProfileDocument& p = *res.profile;
+  std::cout << fmt::format("\n# railkit tune: {} trials ({} failed); search best {:.3f} GB/s vs baseline {:.3f} GB/s\n",
+                           res.trials_total, res.trials_failed, res.best_objective_GBps, res.baseline_objective_GBps);
+  std::cout << fmt::format("# validation: {} A/B pairs, {}\n", p.evidence.pairs,
+                           p.evidence.validated ? "validated" : "NOT validated");
+  std::cout << fmt::format("{:<16} {:>10} {:>14} {:>14} {:>8} {:>18}  {}\n", "coll", "bucket", "base busbw", "tuned busbw",
+                           "ratio", "95% interval", "decision");
+  for (const auto& d : p.decisions)
+    std::cout << fmt::format("{:<16} {:>10} {:>14.3f} {:>14.3f} {:>8.3f} {:>18}  {}\n", d.coll, format_bytes(d.min_bytes),
+                             d.baseline_busbw_GBps, d.busbw_GBps, d.ratio, fmt::format("[{:.3f}, {:.3f}]", d.ratio_lo, d.ratio_hi),
+                             d.config);
+  std::string env;
+  for (const auto& [k, v] : p.env) env += (env.empty() ? "" : " ") + k + "=" + v;
+  std::cout << "# settings.env: " << (env.empty() ? "(none: the defaults stay)" : env) << "\n";
+  if (p.evidence.extra.contains("single_env"))
+    std::cout << "# single environment: " << p.evidence.extra["single_env"].value("reason", "") << "\n";
+  std::cout << "# profile: " << res.profile_path.string() << "\n" << std::flush;
+}
+
+int run(const TuneCli& cli) {
+  if (cli.list_spaces) return list_spaces();
+  if (cli.list_tunables) return list_tunables();
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  tuner::TuneOutcome res;
+  if (!cli.resume.empty()) {
+    if (!cli.out.empty() || !cli.space.empty() || !cli.bench_args.empty())
+      throw UsageError("--resume DIR continues a session with its own settings: give no --out, --space or bench arguments");
+    res = tuner::resume_tune(cli.resume, environ, std::cerr, tty, cli.quiet);
+  } else {
+    if (cli.out.empty()) throw UsageError("--out DIR is required (or --resume DIR)");
+    if (cli.space.empty()) throw UsageError("--space is required: a built-in space (--list-spaces) or a space file");
+    tuner::TuneOptions o;
+    o.space = tuner::resolve_space(cli.space);
+    o.strategy = cli.strategy;
+    o.budget = cli.budget;
+    o.seed = cli.seed;
+    o.launcher.kind = tuner::parse_launcher(cli.launcher);
+    o.launcher.np = cli.np;
+    o.launcher.ppn = cli.ppn;
+    o.launcher.hostfile = cli.hostfile;
+    for (const auto& a : cli.launcher_args)
+      for (auto& w : split_ws(a)) o.launcher.args.push_back(w);
+    o.launcher.as_root = ::geteuid() == 0;
+    o.launcher.cpus = online_cpus();
+    const auto dir = self_exe_dir();
+    if (!cli.bench.empty()) {
+      o.bench = cli.bench;
+    } else {
+      o.bench = (dir.empty() ? std::filesystem::path("railkit-bench") : dir / "railkit-bench").string();
+      if (::access(o.bench.c_str(), X_OK) != 0)
+        throw UsageError("railkit-bench not found next to railkit (" + o.bench + "); pass --bench PATH");
+    }
+    o.bench_args = cli.bench_args;
+    if (auto n = tuner::take_iters(o.bench_args)) o.iters = *n;
+    o.space = tuner::restrict_to(o.space, tuner::bench_collectives(o.bench_args));
+    o.timeout_s = cli.timeout_s;
+    o.kill_grace_s = cli.kill_grace_s;
+    o.out_dir = cli.out;
+    if (!cli.weights.empty()) o.weights_path = cli.weights;
+    o.pairs = cli.pairs;
+    o.validate_iters = cli.validate_iters;
+    o.max_regression = cli.max_regression;
+    o.validate = !cli.no_validate;
+    for (const auto& kv : cli.baseline_env) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) throw UsageError("--baseline-env " + kv + ": expected NAME=VALUE");
+      o.baseline_env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    if (!cli.dcqcn_root.empty()) {
+      tuner::DcqcnTarget d;
+      d.railkit = (dir.empty() ? std::filesystem::path("railkit") : dir / "railkit").string();
+      d.root = std::filesystem::absolute(cli.dcqcn_root).string();
+      d.netdevs = cli.netdevs;
+      d.priority = cli.priority;
+      o.dcqcn = d;
+    }
+    if (!cli.emit.empty()) {
+      if (cli.emit.size() != 2 || cli.emit[0] != "ompi-rules")
+        throw UsageError("--emit: expected `--emit ompi-rules FILE`");
+      o.emit_ompi_rules = cli.emit[1];
+    }
+    o.profile_name = cli.name;
+    res = tuner::run_tune(o, environ, std::cerr, tty, cli.quiet);
+  }
+  if (res.interrupted_by != 0) {
+    std::cerr << fmt::format("railkit tune: interrupted after {} trials; continue with `railkit tune --resume {}`\n",
+                             res.trials_total, cli.resume.empty() ? cli.out : cli.resume);
+    return 128 + res.interrupted_by;
+  }
+  print_verdict(res);
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> setup_tune(CLI::App& app) {
+  auto cli = std::make_shared<TuneCli>();
+  app.add_option("--space", cli->space, "ompi-coll | nccl-proto | nccl-net | dcqcn, or a space file (railkit.space/1)");
+  app.add_option("--strategy", cli->strategy, "grid | random | coordinate | halving")
+      ->check(CLI::IsMember({"grid", "random", "coordinate", "halving"}))
+      ->capture_default_str();
+  app.add_option("--budget", cli->budget, "most search trials (0 = every configuration; grid only)")->capture_default_str();
+  app.add_option("--seed", cli->seed, "seed of random and halving")->capture_default_str();
+  app.add_option("--launcher", cli->launcher, "mpirun | srun | local")
+      ->check(CLI::IsMember({"mpirun", "srun", "local"}))
+      ->capture_default_str();
+  app.add_option("--np", cli->np, "ranks (mpirun -np, srun --ntasks)")->check(CLI::PositiveNumber);
+  app.add_option("--ppn", cli->ppn, "ranks per node (mpirun -N, srun --ntasks-per-node)")->check(CLI::PositiveNumber);
+  app.add_option("--hostfile", cli->hostfile, "hosts file (mpirun --hostfile, srun --nodefile)");
+  app.add_option("--launcher-args", cli->launcher_args, "extra launcher arguments, split at spaces (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--bench", cli->bench, "railkit-bench to run (default: the one next to railkit)");
+  app.add_option("--out", cli->out, "session directory: journal.jsonl, trial results, profile.json");
+  app.add_option("--resume", cli->resume, "continue the session in this directory (after a crash, Ctrl-C or kill)");
+  app.add_option("--timeout-s", cli->timeout_s, "wall-clock limit per trial in seconds; a trial past it is recorded as timeout")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--kill-grace-s", cli->kill_grace_s, "after a timeout, seconds between SIGTERM and SIGKILL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--weights", cli->weights, "message-size histogram (railkit.weights/1) weighting the objective");
+  app.add_option("--pairs", cli->pairs, "A/B validation rounds (baseline, then candidates)")->capture_default_str();
+  app.add_option("--validate-iters", cli->validate_iters, "-n of validation runs (default: 2 x the most the search used)");
+  app.add_option("--max-regression", cli->max_regression, "largest bucket loss the single environment may have")
+      ->capture_default_str();
+  app.add_flag("--no-validate", cli->no_validate, "skip validation (the profile says validated: false)");
+  app.add_option("--baseline-env", cli->baseline_env, "NAME=VALUE of the baseline tuned settings must beat (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--dcqcn-root", cli->dcqcn_root, "root of the nodes' sysfs for DCQCN knobs (/ on real nodes)");
+  app.add_option("--netdev", cli->netdevs, "RoCE netdev the DCQCN knobs apply to (repeatable; default: all)")
+      ->allow_extra_args(false);
+  app.add_option("--priority", cli->priority, "RoCE priority the DCQCN settings are recorded for")
+      ->check(CLI::Range(0, 7))
+      ->capture_default_str();
+  app.add_option("--emit", cli->emit, "ompi-rules FILE: also write an Open MPI dynamic rules file")->expected(2);
+  app.add_option("--name", cli->name, "profile name (default: the --out directory's name)");
+  app.add_flag("--quiet", cli->quiet, "no progress lines");
+  app.add_flag("--list-spaces", cli->list_spaces, "print the built-in spaces and exit");
+  app.add_flag("--list-tunables", cli->list_tunables, "print the table of tunables and exit");
+  app.add_option("bench_args", cli->bench_args, "railkit-bench arguments (after --)");
+  return [cli] { return run(*cli); };
+}
+
+}  // namespace railkit::app
