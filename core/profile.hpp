@@ -106,7 +106,8 @@ nlohmann::ordered_json to_json(const ProfileDocument& p);
 ProfileDocument profile_from_json(const nlohmann::json& j, const std::string& source);
 /// Reads a profile file. Throws IoError / UsageError naming the file.
 ProfileDocument load_profile(const std::filesystem::path& path);
-/// Writes atomically (temporary file, then rename). Throws IoError.
+/// Writes atomically (temporary file, then rename). Throws IoError; UsageError when a string is
+/// not valid UTF-8 (JSON cannot carry it).
 void write_profile(const std::filesystem::path& path, const ProfileDocument& p);
 
 }  // namespace railkit

@@ -3,7 +3,8 @@
 
 usage: profile_schema.py [SCHEMA [FIXTURES_DIR]]
 (defaults: profiles/railkit.profile.schema.json and tests/fixtures/profiles under the repository
-root). tests/fixtures/profiles/valid.json must validate; every file in invalid/ must be rejected.
+root). tests/fixtures/profiles/valid.json and the README's example must validate; every file in invalid/
+must be rejected where invalid/expected.tsv says.
 The C++ loader reads the same files in tests/core/profile_test.cpp, so both agree on them.
 Exits 77 (ctest: skipped) when the python jsonschema package is not installed.
 """
@@ -73,6 +74,18 @@ for key, ok in [("NCCL_X", True), ("NVSHMEM_X", True), ("UCX_X", True), ("OMPI_M
     doc = json.loads(json.dumps(base))
     doc["settings"]["env"][key] = "v"
     check("env key %r %s" % (key, "accepted" if ok else "rejected"), validator.is_valid(doc) == ok)
+
+# The example of profiles/README.md ("## Example shape") is a valid document too.
+readme = os.path.join(os.path.dirname(SCHEMA), "README.md")
+if os.path.exists(readme):
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    block = text.split("## Example shape", 1)[-1].split("```json\n", 1)[-1].split("```", 1)[0]
+    try:
+        errors = [e.message for e in validator.iter_errors(json.loads(block))]
+    except ValueError as e:
+        errors = ["not JSON: %s" % e]
+    check("README example shape validates", not errors, "; ".join(errors))
 
 if failures:
     print("%d failed: %s" % (len(failures), ", ".join(failures)))

@@ -365,6 +365,14 @@ TEST(Profile, HostileValuesOfPassThroughKeysSurviveTheRoundTrip) {
   EXPECT_EQ(loaded.warnings.size(), hostile.size() + 1);
 }
 
+TEST(Profile, RefusesToWriteTextThatIsNotUtf8) {
+  TempDir dir;
+  ProfileDocument p = sample();
+  p.env["NCCL_SOCKET_IFNAME"] = "\xff";
+  EXPECT_THROW(railkit::write_profile(dir.path / "u.json", p), UsageError);
+  EXPECT_FALSE(fs::exists(dir.path / "u.json"));
+}
+
 TEST(Profile, LoadNamesTheFile) {
   TempDir dir;
   EXPECT_THROW(railkit::load_profile(dir.path / "absent.json"), railkit::IoError);
