@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,7 +23,7 @@ struct ProfileCluster {
   int nodes = 0;
   int ranks = 0;
   int ranks_per_node = 0;
-  std::string backend;            ///< "mpi" | "nccl"
+  std::string backend;            ///< "mpi" | "nccl" | "sim" (a simulated profile is never validated)
   std::string backend_version;    ///< "Open MPI v4.1.4", "NCCL 2.28.9"
   std::vector<std::string> hosts;
   std::vector<std::string> gpu_models;  ///< distinct, may be empty
@@ -86,16 +87,27 @@ struct ProfileDocument {
   std::vector<ProfileDecision> decisions;
   std::vector<ProfileExpectation> expectations;
   ProfileEvidence evidence;
+  /// Filled by profile_from_json, never serialized: one line per env key that has an allowed
+  /// prefix but is not in the tunables table ("settings.env.NCCL_SOCKET_IFNAME: not in the
+  /// tunables table; passed through unchanged").
+  std::vector<std::string> warnings;
 };
+
+/// Whether a profile may set the environment variable `key`: a name of letters, digits and '_'
+/// starting with NCCL_, NVSHMEM_, UCX_, OMPI_MCA_, TORCH_NCCL_ or RAILKIT_ (followed by at least
+/// one character), or exactly CUDA_DEVICE_MAX_CONNECTIONS.
+bool env_key_allowed(std::string_view key);
 
 /// The document as JSON, keys in documented order.
 nlohmann::ordered_json to_json(const ProfileDocument& p);
-/// Parses and validates (schema version, types, env keys and values against the tunables table).
-/// Throws UsageError naming `source` and the field.
+/// Parses and validates (schema version, types, env keys and values against the tunables table,
+/// the rules of profiles/README.md). Throws UsageError "<source>: <field path>: <reason>" on the
+/// first problem; fills `warnings` for env keys passed through unchecked.
 ProfileDocument profile_from_json(const nlohmann::json& j, const std::string& source);
 /// Reads a profile file. Throws IoError / UsageError naming the file.
 ProfileDocument load_profile(const std::filesystem::path& path);
-/// Writes atomically (temporary file, then rename). Throws IoError.
+/// Writes atomically (temporary file, then rename). Throws IoError; UsageError when a string is
+/// not valid UTF-8 (JSON cannot carry it).
 void write_profile(const std::filesystem::path& path, const ProfileDocument& p);
 
 }  // namespace railkit
