@@ -428,21 +428,28 @@ std::vector<std::string> dcqcn_problems(const DcqcnDevice& d, const DcqcnSetting
   return out;
 }
 
+void check_dcqcn(const std::vector<DcqcnDevice>& devs, const DcqcnSettings& s) {
+  std::vector<std::string> problems;  // in order, each once (a bad value is bad for every netdev)
+  for (const auto& d : devs)
+    for (auto& p : dcqcn_problems(d, s))
+      if (std::find(problems.begin(), problems.end(), p) == problems.end()) problems.push_back(std::move(p));
+  if (problems.empty()) return;
+  constexpr std::size_t kShown = 3;
+  std::string msg = "nothing written: ";
+  for (std::size_t i = 0; i < problems.size() && i < kShown; ++i) msg += (i ? "; " : "") + problems[i];
+  if (problems.size() > kShown) msg += fmt::format(" (and {} more)", problems.size() - kShown);
+  throw UsageError(msg);
+}
+
 std::vector<DcqcnChange> apply_dcqcn(const SysRoot& root, const std::vector<DcqcnTarget>& targets,
                                      const DcqcnSettings& s, const std::string& inject_write_failure) {
   // 1. Validate everything.
-  std::vector<std::string> problems;
-  for (const auto& t : targets)
-    for (auto& p : dcqcn_problems(t.device, s)) problems.push_back(std::move(p));
+  std::vector<DcqcnDevice> devs;
+  for (const auto& t : targets) devs.push_back(t.device);
+  check_dcqcn(devs, s);
   if (!inject_write_failure.empty() && !is_dcqcn_tunable(find_tunable(inject_write_failure)) &&
       !is_enable_name(inject_write_failure))
-    problems.push_back(fmt::format("--inject-write-failure {}: not a DCQCN attribute", inject_write_failure));
-  if (!problems.empty()) {
-    std::string msg = "nothing written: " + problems.front();
-    if (problems.size() > 1) msg += fmt::format(" (and {} more: {})", problems.size() - 1, problems[1]);
-    if (problems.size() > 2) msg += ", ...";
-    throw UsageError(msg);
-  }
+    throw UsageError(fmt::format("nothing written: --inject-write-failure {}: not a DCQCN attribute", inject_write_failure));
   std::set<fs::path> states;
   for (const auto& t : targets)
     if (!states.insert(t.state_file).second)

@@ -100,6 +100,10 @@ std::filesystem::path default_state_file(const SysRoot& root, const std::string&
 /// empty when `s` can be applied: names are DCQCN tunables, values in range, files present.
 std::vector<std::string> dcqcn_problems(const DcqcnDevice& d, const DcqcnSettings& s);
 
+/// Throws UsageError "nothing written: <problem>; <problem> (and N more)" when dcqcn_problems finds
+/// any for one of `devs` (each problem listed once).
+void check_dcqcn(const std::vector<DcqcnDevice>& devs, const DcqcnSettings& s);
+
 /// Applies `s` to every target (see the safety contract above): validates all targets first
 /// (UsageError listing the problems; nothing written), reads the current values (IoError; nothing
 /// written), saves them into each state file not already holding them (IoError; nothing written),

@@ -69,10 +69,7 @@ int run_apply(const DcqcnCli& o) {
   for (const auto& d : devs)
     targets.push_back({d, o.state.empty() ? tuner::default_state_file(root, d.netdev) : fs::path(o.state)});
   if (o.dry_run) {
-    std::vector<std::string> problems;
-    for (const auto& t : targets)
-      for (auto& p : tuner::dcqcn_problems(t.device, s)) problems.push_back(std::move(p));
-    if (!problems.empty()) throw UsageError(problems.front());
+    tuner::check_dcqcn(devs, s);
     for (const auto& t : targets) {
       const auto now = tuner::read_dcqcn(root, t.device);
       for (const auto& [name, value] : s.values)
