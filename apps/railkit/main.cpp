@@ -53,6 +53,8 @@ Action setup_topo(CLI::App& app) {
 }
 
 constexpr Subcommand kSubcommands[] = {
+    {"dcqcn", "show, apply (validated, originals saved, rolled back on failure) or restore DCQCN attributes",
+     railkit::app::setup_dcqcn},
     {"nccl-log",
      "summarise NCCL debug logs (NCCL_DEBUG=INFO): network, NICs, PXN relays, GDR, graph patterns, tuner plugin; "
      "--env checks contradictions",

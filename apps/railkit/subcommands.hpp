@@ -7,6 +7,9 @@
 
 namespace railkit::app {
 
+/// `railkit dcqcn show|apply|restore`: DCQCN attributes of the node's netdevs (apps/railkit/cmd_dcqcn.cpp).
+std::function<int()> setup_dcqcn(CLI::App& app);
+
 /// `railkit sweep`: runs a matrix of railkit-bench configurations (apps/railkit/cmd_sweep.cpp).
 std::function<int()> setup_sweep(CLI::App& app);
 

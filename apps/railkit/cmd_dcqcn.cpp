@@ -1,0 +1,156 @@
+// `railkit dcqcn show|apply|restore`: parses the flags into DcqcnCli and calls tuner/dcqcn.hpp.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "apps/railkit/subcommands.hpp"
+#include "core/error.hpp"
+#include "tuner/dcqcn.hpp"
+
+namespace railkit::app {
+namespace {
+namespace fs = std::filesystem;
+
+/// Flags of `railkit dcqcn`, as given.
+struct DcqcnCli {
+  std::string root = "/";
+  std::vector<std::string> netdevs;
+  std::string format = "table";
+  std::vector<std::string> sets;
+  std::vector<int> enable_priorities;
+  std::string state;
+  std::string inject_write_failure;
+  bool dry_run = false;
+};
+
+void add_common(CLI::App& sub, DcqcnCli& o) {
+  sub.add_option("--root", o.root, "directory standing for / (a live node, a capture or a fixture)")->capture_default_str();
+  sub.add_option("--netdev", o.netdevs, "netdev (repeatable); default: every netdev with DCQCN attributes");
+}
+
+int run_show(const DcqcnCli& o) {
+  const SysRoot root{o.root};
+  const auto devs = tuner::find_dcqcn_devices(root, o.netdevs);
+  if (o.format == "json")
+    std::cout << tuner::dcqcn_show_json(root, devs).dump(2) << "\n";
+  else
+    std::cout << tuner::dcqcn_show_table(root, devs);
+  return 0;
+}
+
+tuner::DcqcnSettings parse_settings(const DcqcnCli& o) {
+  tuner::DcqcnSettings s;
+  for (const auto& kv : o.sets) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+      throw UsageError(fmt::format("--set '{}': expected NAME=VALUE (roce_rp.rpg_time_reset=100)", kv));
+    const std::string name = kv.substr(0, eq);
+    if (s.values.count(name)) throw UsageError(fmt::format("--set {}: given twice", name));
+    s.values.emplace(name, kv.substr(eq + 1));
+  }
+  s.enable_priorities = o.enable_priorities;
+  if (s.values.empty() && s.enable_priorities.empty())
+    throw UsageError("dcqcn apply: nothing to apply (give --set NAME=VALUE or --enable-priority P)");
+  return s;
+}
+
+int run_apply(const DcqcnCli& o) {
+  const SysRoot root{o.root};
+  const tuner::DcqcnSettings s = parse_settings(o);
+  if (!o.state.empty() && o.netdevs.size() != 1)
+    throw UsageError("--state FILE needs exactly one --netdev (each netdev keeps its own originals)");
+  const auto devs = tuner::find_dcqcn_devices(root, o.netdevs);
+  if (devs.empty())
+    throw UnavailableError(fmt::format("no netdev with DCQCN attributes under {}; nothing to apply to", o.root));
+  std::vector<tuner::DcqcnTarget> targets;
+  for (const auto& d : devs)
+    targets.push_back({d, o.state.empty() ? tuner::default_state_file(root, d.netdev) : fs::path(o.state)});
+  if (o.dry_run) {
+    tuner::check_dcqcn(devs, s);
+    for (const auto& t : targets) {
+      const auto now = tuner::read_dcqcn(root, t.device);
+      for (const auto& [name, value] : s.values)
+        std::cout << fmt::format("{}: would set {} {} -> {}\n", t.device.netdev, name, now.at(name), value);
+      for (int p : s.enable_priorities)
+        std::cout << fmt::format("{}: would enable DCQCN on priority {}\n", t.device.netdev, p);
+    }
+    return 0;
+  }
+  const auto changes = tuner::apply_dcqcn(root, targets, s, o.inject_write_failure);
+  for (const auto& t : targets) {
+    std::string line;
+    for (const auto& c : changes)
+      if (c.netdev == t.device.netdev)
+        line += fmt::format("{}{} {} -> {}", line.empty() ? "" : ", ", c.name, c.before, c.after);
+    std::cout << fmt::format("{} ({}): set {}; originals in {}\n", t.device.netdev, tuner::layout_name(t.device.layout),
+                             line, t.state_file.string());
+  }
+  return 0;
+}
+
+int run_restore(const DcqcnCli& o) {
+  const SysRoot root{o.root};
+  std::vector<fs::path> files;
+  if (!o.state.empty()) {
+    if (!o.netdevs.empty()) throw UsageError("give --state FILE or --netdev, not both");
+    files.push_back(o.state);
+  } else if (!o.netdevs.empty()) {
+    for (const auto& nd : o.netdevs) files.push_back(tuner::default_state_file(root, nd));
+  } else {
+    files = tuner::dcqcn_state_files(root);
+    if (files.empty()) {
+      std::cout << fmt::format("nothing to restore: no state file in {}\n",
+                               (root / "run/railkit/dcqcn").string());
+      return 0;
+    }
+  }
+  for (const auto& f : files) {
+    const auto r = tuner::restore_dcqcn(f);
+    if (!r)
+      std::cout << fmt::format("nothing to restore: {} does not exist\n", f.string());
+    else
+      std::cout << fmt::format("{}: restored {} value(s) from {}\n", r->netdev, r->restored, f.string());
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> setup_dcqcn(CLI::App& app) {
+  auto o = std::make_shared<DcqcnCli>();
+  app.require_subcommand(1);
+
+  CLI::App* show = app.add_subcommand("show", "print the DCQCN attributes and per-priority enables of each netdev");
+  add_common(*show, *o);
+  show->add_option("--format", o->format, "table | json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+
+  CLI::App* apply = app.add_subcommand(
+      "apply", "validate, save the originals, write and read back; on a failed write, write back what was set");
+  add_common(*apply, *o);
+  apply->add_option("--set", o->sets, "NAME=VALUE, a DCQCN tunable (roce_rp.rpg_time_reset=100); repeatable");
+  apply->add_option("--enable-priority", o->enable_priorities,
+                    "enable DCQCN (roce_rp and roce_np enable/<P>) on priority P; repeatable; MLNX_OFED sysfs only")
+      ->check(CLI::Range(0, 7));
+  apply->add_option("--state", o->state,
+                    "state file of the originals (default: <root>/run/railkit/dcqcn/<netdev>.json); kept when it exists");
+  apply->add_flag("--dry-run", o->dry_run, "validate and print what would change; write nothing");
+  apply->add_option("--inject-write-failure", o->inject_write_failure,
+                    "fire drill: the write of NAME fails, to see the rollback");
+
+  CLI::App* restore = app.add_subcommand(
+      "restore", "write back the values saved by apply, verify them and remove the state file");
+  add_common(*restore, *o);
+  restore->add_option("--state", o->state, "state file (default: every one in <root>/run/railkit/dcqcn/)");
+
+  return [o, show, apply, restore]() -> int {
+    if (show->parsed()) return run_show(*o);
+    if (apply->parsed()) return run_apply(*o);
+    if (restore->parsed()) return run_restore(*o);
+    throw UsageError("dcqcn: give show, apply or restore");
+  };
+}
+
+}  // namespace railkit::app
