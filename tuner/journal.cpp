@@ -49,7 +49,7 @@ std::vector<nlohmann::json> read_journal(const std::filesystem::path& path) {
   return lines;
 }
 
-void append_journal(const std::filesystem::path& path, const nlohmann::json& line) {
+void append_journal(const std::filesystem::path& path, const nlohmann::ordered_json& line) {
   const std::string text = line.dump() + "\n";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(fmt::format("{}: cannot open for appending: {}", path.string(), std::strerror(errno)));

@@ -21,6 +21,6 @@ inline constexpr const char* kJournalSchema = "railkit.tune-journal/1";
 std::vector<nlohmann::json> read_journal(const std::filesystem::path& path);
 
 /// Appends one line (compact JSON + '\n') and fsyncs the file. Throws IoError.
-void append_journal(const std::filesystem::path& path, const nlohmann::json& line);
+void append_journal(const std::filesystem::path& path, const nlohmann::ordered_json& line);
 
 }  // namespace railkit::tuner

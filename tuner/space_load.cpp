@@ -27,6 +27,7 @@ struct KnobSpec {
   std::string_view baseline;  ///< "" = the first value
   std::vector<std::string> collectives;
   std::optional<Condition> when;
+  std::optional<bool> numeric = std::nullopt;  ///< default: integer types are numeric
 };
 
 const Tunable& tunable_or_throw(const std::string& name, const std::string& where) {
@@ -95,7 +96,7 @@ Space from_specs(std::string name, std::string doc, std::map<std::string, std::s
   for (const auto& ks : specs) {
     std::optional<std::string> base;
     if (!ks.baseline.empty()) base = std::string(ks.baseline);
-    s.knobs.push_back(make_knob("built-in space " + s.name, std::string(ks.name), ks.values, base, std::nullopt,
+    s.knobs.push_back(make_knob("built-in space " + s.name, std::string(ks.name), ks.values, base, ks.numeric,
                                 ks.collectives, ks.when, s.knobs));
   }
   return s;
@@ -115,12 +116,12 @@ Space ompi_coll() {
       "ompi-coll", "Open MPI tuned collectives: forced algorithm per collective (0 = Open MPI's own decision)",
       {{p + "use_dynamic_rules", "1"}},
       {
-          {p + "allreduce_algorithm", ints(0, 6), "", {"all_reduce"}, std::nullopt},
+          {p + "allreduce_algorithm", ints(0, 6), "", {"all_reduce"}, std::nullopt, false},
           {p + "allreduce_algorithm_segmentsize", {"0", "8192", "32768", "131072", "524288"}, "", {"all_reduce"},
            Condition{p + "allreduce_algorithm", "==", {"5"}}},
-          {p + "allgather_algorithm", ints(0, 6), "", {"all_gather"}, std::nullopt},
-          {p + "reduce_scatter_algorithm", ints(0, 4), "", {"reduce_scatter"}, std::nullopt},
-          {p + "alltoall_algorithm", ints(0, 5), "", {"alltoall"}, std::nullopt},
+          {p + "allgather_algorithm", ints(0, 6), "", {"all_gather"}, std::nullopt, false},
+          {p + "reduce_scatter_algorithm", ints(0, 4), "", {"reduce_scatter"}, std::nullopt, false},
+          {p + "alltoall_algorithm", ints(0, 5), "", {"alltoall"}, std::nullopt, false},
       });
 }
 

@@ -543,6 +543,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
 
   // ---- validation: baseline and candidates interleaved, round after round
   if (o_.validate && !done_before) {
+    fs::create_directories(dir_ / "validation");
     const int viters = o_.validate_iters > 0 ? o_.validate_iters : 2 * o_.iters * max_fidelity(trials);
     Settings base_settings;
     base_settings.env = o_.baseline_env;
