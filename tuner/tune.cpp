@@ -465,7 +465,9 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
         t.objective = objective_GBps(t.buckets, weights_);
         if (!t.objective) {
           t.status = "failed";
-          why = "its results miss a weighted size bucket";
+          const bool zero = std::any_of(t.buckets.begin(), t.buckets.end(), [](const auto& kv) { return !(kv.second > 0); });
+          why = zero ? "busbw 0 in a size bucket (with one rank nothing crosses between ranks)"
+                     : "its results miss a size bucket of the weights";
         }
       }
     }

@@ -238,7 +238,9 @@ std::function<int()> setup_tune(CLI::App& app) {
   app.add_option("--priority", cli->priority, "RoCE priority the DCQCN settings are recorded for")
       ->check(CLI::Range(0, 7))
       ->capture_default_str();
-  app.add_option("--emit", cli->emit, "ompi-rules FILE: also write an Open MPI dynamic rules file")->expected(2);
+  app.add_option("--emit", cli->emit, "ompi-rules FILE: also write an Open MPI dynamic rules file")
+      ->type_size(2)
+      ->allow_extra_args(false);
   app.add_option("--name", cli->name, "profile name (default: the --out directory's name)");
   app.add_flag("--quiet", cli->quiet, "no progress lines");
   app.add_flag("--list-spaces", cli->list_spaces, "print the built-in spaces and exit");

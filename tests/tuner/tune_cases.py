@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""Integration tests of `railkit tune`, run for real: railkit-bench on 4 local ranks under mpirun
+(ctest label `mpi`), DCQCN knobs applied to a fixture tree. Standard library only (jsonschema
+when installed).
+
+    tune_cases.py --railkit build/bin/railkit [--bench build/bin/railkit-bench] --case NAME
+    tune_cases.py --list
+
+railkit passes --allow-run-as-root (as root) and --oversubscribe (single host) to mpirun itself.
+Exit 0 pass, 1 fail, 77 skipped.
+"""
+import argparse
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+GEN_DCQCN = os.path.join(ROOT, "tests", "fixtures", "dcqcn", "gen_dcqcn.py")
+PROFILE_SCHEMA = os.path.join(ROOT, "profiles", "railkit.profile.schema.json")
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from casekit import Cases, Failure, Skip, check, listing  # noqa: E402
+
+CASES = Cases()
+case = CASES.add
+
+# The issue's command, with fewer iterations per trial to keep CI short.
+DONE_WHEN = ["--space", "ompi-coll", "--strategy", "coordinate", "--budget", "10", "--launcher", "mpirun", "--np", "4"]
+BENCH = ["--backend", "mpi", "--coll", "all_reduce", "-b", "4K", "-e", "4M", "-f", "16"]
+QUICK = BENCH + ["-n", "5", "-w", "2"]
+
+
+class Ctx:
+    def __init__(self, railkit, bench, tmp):
+        self.railkit = railkit
+        self.bench = bench or os.path.join(os.path.dirname(railkit), "railkit-bench")
+        self.tmp = tmp
+
+    def path(self, *parts):
+        return os.path.join(self.tmp, *parts)
+
+    def argv(self, *args, bench=None):
+        a = [self.railkit, *args]
+        if len(args) > 0 and args[0] == "tune" and "--resume" not in args and "--list-spaces" not in args:
+            a[2:2] = ["--bench", bench or self.bench]
+        return a
+
+    def run(self, *args, timeout=300, bench=None):
+        p = subprocess.run(self.argv(*args, bench=bench), capture_output=True, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+        return p.returncode, p.stdout, p.stderr
+
+
+def journal(path):
+    with open(os.path.join(path, "journal.jsonl")) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def trials(path):
+    return [j for j in journal(path) if j["type"] == "trial"]
+
+
+def check_no_repeats(lines, what):
+    ids = [t["trial"] for t in lines]
+    check(ids == list(range(1, len(ids) + 1)), f"{what}: trial ids {ids} are not 1..{len(ids)}")
+    keys = [(json.dumps(t["config"], sort_keys=True), t["fidelity"]) for t in lines]
+    check(len(set(keys)) == len(keys), f"{what}: a configuration was measured twice: {keys}")
+
+
+def check_profile(path):
+    with open(os.path.join(path, "profile.json")) as f:
+        prof = json.load(f)
+    check(prof["schema"] == "railkit.profile/1", "profile schema")
+    try:
+        import jsonschema
+    except ImportError:
+        return prof
+    with open(PROFILE_SCHEMA) as f:
+        jsonschema.validate(prof, json.load(f))
+    return prof
+
+
+def wait_for_trials(path, n, proc, limit_s=120):
+    t0 = time.time()
+    while time.time() - t0 < limit_s:
+        if proc.poll() is not None:
+            raise Failure(f"railkit tune ended (rc {proc.returncode}) before {n} trials")
+        try:
+            if len(trials(path)) >= n:
+                return
+        except (FileNotFoundError, json.JSONDecodeError):
+            pass
+        time.sleep(0.2)
+    raise Failure(f"fewer than {n} trials after {limit_s} s")
+
+
+@case
+def done_when(ctx):
+    """The issue's command ends with a validated profile, an Open MPI rules file Open MPI accepts."""
+    out, rules = ctx.path("tune"), ctx.path("rules.conf")
+    rc, so, se = ctx.run("tune", *DONE_WHEN, "--out", out, "--emit", "ompi-rules", rules, "--", *BENCH)
+    check(rc == 0, f"rc {rc}\n{se}")
+    ts = trials(out)
+    check(1 <= len(ts) <= 10, f"{len(ts)} trials for --budget 10")
+    check_no_repeats(ts, "done_when")
+    check(ts[0]["label"] == "defaults", "the first trial is not the baseline")
+    prof = check_profile(out)
+    ev = prof["evidence"]
+    check(ev["validated"] is True and ev["pairs"] >= 5, f"not validated: {ev.get('pairs')} pairs")
+    check(prof["cluster"]["ranks"] == 4 and prof["cluster"]["backend"] == "mpi", f"cluster {prof['cluster']}")
+    check({d["coll"] for d in prof["decisions"]} == {"all_reduce"} and len(prof["decisions"]) == 3,
+          f"decisions {prof['decisions']}")
+    for row in ev["rows"]:
+        check(len(row["baseline_busbw_GBps"]) == len(row["tuned_busbw_GBps"]) >= 5, f"evidence row {row}")
+        check(row["ratio_lo"] <= row["ratio"] <= row["ratio_hi"], f"interval {row}")
+    for d in prof["decisions"]:
+        if d["significant"]:
+            check(d["ratio_lo"] > 1, f"a significant decision with ratio_lo <= 1: {d}")
+    check(len(prof["expectations"]) == 3, f"expectations {prof['expectations']}")
+    check("# profile:" in so and "validated" in so, f"no verdict on stdout:\n{so}")
+    check("[1/10] defaults:" in se and "best" in se, f"no progress lines:\n{se}")
+    vals = [j for j in journal(out) if j["type"] == "validation"]
+    check(len(vals) >= 10 and all(v["status"] == "ok" for v in vals), "validation runs missing or failed")
+    check(journal(out)[-1]["type"] == "done", "no done line")
+    # Open MPI reads the rules file: a run with it passes its data checks.
+    text = open(rules).read()
+    check(text.count("# collective id (allreduce)") == 1, f"rules file:\n{text}")
+    rc, so, se = ctx.run("sweep", "--bench", ctx.bench, "--launcher", "mpirun", "--np", "4", "--out", ctx.path("rules-run"),
+                         "--axis", "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                         "--axis", f"OMPI_MCA_coll_tuned_dynamic_rules_filename={rules}", "--", *QUICK)
+    check(rc == 0, f"a run with the emitted rules file failed: rc {rc}\n{se}")
+
+
+@case
+def kill_and_resume(ctx):
+    """kill -9 in the middle, a torn journal line, then --resume: nothing repeated, nothing lost."""
+    out = ctx.path("tune")
+    p = subprocess.Popen(ctx.argv("tune", *DONE_WHEN, "--out", out, "--pairs", "2", "--", *QUICK),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for_trials(out, 3, p)
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    before = trials(out)
+    with open(os.path.join(out, "journal.jsonl"), "a") as f:
+        f.write('{"type": "trial", "trial": 99, "conf')  # a write cut short by the kill
+    rc, so, se = ctx.run("tune", "--resume", out)
+    check(rc == 0, f"resume rc {rc}\n{se}")
+    check(f"{len(before)} trials already in" in se, f"resume did not replay {len(before)} trials:\n{se}")
+    after = trials(out)
+    check(after[:len(before)] == before, "resume changed the trials recorded before the kill")
+    check(len(after) > len(before) or len(before) >= 7, "resume ran no further trial")
+    check_no_repeats(after, "after resume")
+    check(check_profile(out)["evidence"]["validated"] is True, "not validated after resume")
+    rc, so, se = ctx.run("tune", "--resume", out)  # a finished session: nothing more runs
+    check(rc == 0 and trials(out) == after, f"second resume rc {rc} or new trials\n{se}")
+
+
+@case
+def interrupt_and_resume(ctx):
+    """Ctrl-C (SIGINT to the process group) ends with 130 and the hint; --resume finishes."""
+    out = ctx.path("tune")
+    p = subprocess.Popen(ctx.argv("tune", *DONE_WHEN, "--out", out, "--pairs", "2", "--", *QUICK),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    wait_for_trials(out, 2, p)
+    os.killpg(p.pid, signal.SIGINT)
+    so, se = p.communicate(timeout=60)
+    check(p.returncode == 130, f"rc {p.returncode}\n{se}")
+    check("railkit tune --resume" in se, f"no resume hint:\n{se}")
+    n = len(trials(out))
+    rc, so, se = ctx.run("tune", "--resume", out)
+    check(rc == 0, f"resume rc {rc}\n{se}")
+    check_no_repeats(trials(out), "after interrupt")
+    check(len(trials(out)) >= n, "trials lost")
+
+
+@case
+def failing_and_hanging_trials(ctx):
+    """A trial that fails and one that hangs are recorded and penalized; the session goes on."""
+    wrapper = ctx.path("bench.sh")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\n"
+                "case \"$OMPI_MCA_coll_tuned_allreduce_algorithm\" in\n"
+                "  3) echo 'bench: error: failing on purpose' >&2; exit 3;;\n"
+                "  2) sleep 60;;\n"
+                "esac\n"
+                f"exec {ctx.bench} \"$@\"\n")
+    os.chmod(wrapper, os.stat(wrapper).st_mode | stat.S_IXUSR)
+    out = ctx.path("tune")
+    rc, so, se = ctx.run("tune", "--space", "ompi-coll", "--strategy", "grid", "--budget", "5", "--launcher", "mpirun",
+                         "--np", "4", "--timeout-s", "8", "--kill-grace-s", "1", "--pairs", "2", "--out", out, "--",
+                         *QUICK, bench=wrapper)
+    check(rc == 0, f"rc {rc}\n{se}")
+    by_alg = {t["config"].get("OMPI_MCA_coll_tuned_allreduce_algorithm"): t for t in trials(out)}
+    check(by_alg["3"]["status"] == "failed" and by_alg["3"]["objective"] is None
+          and "failing on purpose" in by_alg["3"].get("error", ""), f"failed trial: {by_alg.get('3')}")
+    check(by_alg["2"]["status"] == "timeout" and by_alg["2"]["objective"] is None, f"hanging trial: {by_alg.get('2')}")
+    check(by_alg["1"]["status"] == "ok", "a good trial after a bad one did not run")
+    prof = check_profile(out)
+    check(all(d["config"] not in ("allreduce_algorithm=2", "allreduce_algorithm=3") for d in prof["decisions"]),
+          "a failed configuration was chosen")
+
+
+@case
+def strategies_small_budget(ctx):
+    """random and halving run end to end; random with the same seed proposes the same configurations."""
+    seqs = []
+    for name in ("r1", "r2"):
+        out = ctx.path(name)
+        rc, so, se = ctx.run("tune", "--space", "ompi-coll", "--strategy", "random", "--budget", "4", "--seed", "7",
+                             "--launcher", "mpirun", "--np", "4", "--no-validate", "--quiet", "--out", out, "--", *QUICK)
+        check(rc == 0, f"random rc {rc}\n{se}")
+        check(se.strip() == "", f"--quiet printed progress:\n{se}")
+        seqs.append([t["config"] for t in trials(out)])
+        check(check_profile(out)["evidence"]["validated"] is False, "--no-validate gave validated: true")
+    check(seqs[0] == seqs[1] and len(seqs[0]) == 4, f"same seed, other configurations: {seqs}")
+    out = ctx.path("h")
+    rc, so, se = ctx.run("tune", "--space", "ompi-coll", "--strategy", "halving", "--budget", "6", "--launcher", "mpirun",
+                         "--np", "4", "--pairs", "2", "--out", out, "--", *QUICK)
+    check(rc == 0, f"halving rc {rc}\n{se}")
+    ts = trials(out)
+    check(max(t["fidelity"] for t in ts) > 1, "halving gave no survivor more iterations")
+    check(all(t["iters"] == 5 * t["fidelity"] for t in ts), "iterations do not follow the fidelity")
+
+
+@case
+def dcqcn_space_on_fixture(ctx):
+    """DCQCN knobs: set on the (fixture) node before each trial, every original restored at the end,
+    and on resume of a session that left values applied."""
+    root = ctx.path("node")
+    subprocess.run([sys.executable, GEN_DCQCN, root], check=True)
+
+    def snapshot():
+        vals = {}
+        for d, _, files in os.walk(os.path.join(root, "sys")):
+            for fn in files:
+                p = os.path.join(d, fn)
+                with open(p) as f:
+                    vals[os.path.relpath(p, root)] = f.read()
+        return vals
+
+    original = snapshot()
+    space = ctx.path("space.json")
+    with open(space, "w") as f:
+        json.dump({"schema": "railkit.space/1", "name": "dcqcn-small", "knobs": [
+            {"name": "roce_rp.rpg_time_reset", "values": [None, "20", "100"]},
+            {"name": "roce_np.min_time_between_cnps", "values": [None, "0"]}]}, f)
+    out = ctx.path("tune")
+    seen = ctx.path("seen.txt")
+    wrapper = ctx.path("bench.sh")  # records the node's value while each trial runs
+    with open(wrapper, "w") as f:
+        f.write(f"#!/bin/sh\n[ \"$OMPI_COMM_WORLD_RANK\" = 0 ] && cat {root}/sys/class/net/eth0/ecn/roce_rp/rpg_time_reset >> {seen}\n"
+                f"exec {ctx.bench} \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    rc, so, se = ctx.run("tune", "--space", space, "--strategy", "grid", "--launcher", "mpirun", "--np", "2", "--dcqcn-root", root,
+                         "--netdev", "eth0", "--netdev", "eth2", "--pairs", "2", "--out", out, "--", *QUICK, bench=wrapper)
+    check(rc == 0, f"rc {rc}\n{se}")
+    ts = trials(out)
+    check(len(ts) == 6, f"{len(ts)} trials, grid has 6")
+    want = [t["dcqcn"].get("roce_rp.rpg_time_reset", "300") for t in ts]
+    got = [line.strip() for line in open(seen)][:len(ts)]
+    check(got == want, f"values on the node during the trials {got}, expected {want}")
+    check(snapshot() == original, "DCQCN values not restored after the session")
+    # A session killed with values applied: --resume restores them before anything else.
+    rc, so, se = ctx.run("dcqcn", "apply", "--root", root, "--netdev", "eth0", "--set", "roce_rp.rpg_time_reset=20")
+    check(rc == 0, f"apply rc {rc}\n{se}")
+    check(snapshot() != original, "apply changed nothing")
+    lines = journal(out)
+    with open(os.path.join(out, "journal.jsonl"), "w") as f:  # as if it had stopped after trial 3
+        for j in lines[:4]:
+            f.write(json.dumps(j) + "\n")
+    rc, so, se = ctx.run("tune", "--resume", out)
+    check(rc == 0, f"resume rc {rc}\n{se}")
+    check(snapshot() == original, "DCQCN values not restored after the resumed session")
+    rc, so, se = ctx.run("tune", "--space", "dcqcn", "--out", ctx.path("x"), "--", *QUICK)
+    check(rc == 6 and "--dcqcn-root" in se, f"a DCQCN space without --dcqcn-root: rc {rc}\n{se}")
+
+
+@case
+def bad_inputs(ctx):
+    """Bad spaces, budgets, weights and resume directories: one line, exit 6, nothing run."""
+    def bad(args, needle, bench_args=QUICK):
+        rc, so, se = ctx.run("tune", *args, "--", *bench_args) if bench_args is not None else ctx.run("tune", *args)
+        lines = [ln for ln in se.strip().splitlines() if ln]
+        check(rc == 6, f"{args}: rc {rc}\n{se}")
+        check(needle in se and len(lines) == 1, f"{args}: expected one line naming {needle!r}:\n{se}")
+
+    out = ctx.path("o")
+    bad(["--space", "nope", "--out", out], "ompi-coll")
+    sp = ctx.path("bad-space.json")
+    with open(sp, "w") as f:
+        json.dump({"schema": "railkit.space/1", "knobs": [{"name": "NCCL_IB_TC", "values": ["106", "300"]}]}, f)
+    bad(["--space", sp, "--out", out], "bad-space.json")
+    with open(sp, "w") as f:
+        json.dump({"schema": "railkit.space/1", "knobs": [{"name": "LD_PRELOAD", "values": ["x"]}]}, f)
+    bad(["--space", sp, "--out", out], "LD_PRELOAD")
+    bad(["--space", "ompi-coll", "--strategy", "coordinate", "--budget", "0", "--out", out], "--budget")
+    bad(["--space", "ompi-coll", "--out", out], "sendrecv", bench_args=QUICK[:2] + ["--coll", "sendrecv"] + QUICK[4:])
+    w = ctx.path("w.json")
+    with open(w, "w") as f:
+        json.dump({"schema": "railkit.weights/1", "messages": [{"coll": "all_gather", "bytes": 4096, "count": 1}]}, f)
+    bad(["--space", "ompi-coll", "--budget", "2", "--weights", w, "--out", out], "all_gather")
+    check(not os.path.exists(os.path.join(out, "journal.jsonl")), "a refused session left a journal")
+    bad(["--resume", ctx.path("missing")], "no such directory", bench_args=None)
+    os.makedirs(ctx.path("empty"))
+    bad(["--resume", ctx.path("empty")], "journal.jsonl", bench_args=None)
+    with open(ctx.path("empty", "journal.jsonl"), "w") as f:
+        f.write("not json\n{}\n")
+    bad(["--resume", ctx.path("empty")], "journal.jsonl", bench_args=None)
+    # An existing session is never overwritten.
+    rc, so, se = ctx.run("tune", "--space", "ompi-coll", "--budget", "1", "--strategy", "grid", "--launcher", "mpirun",
+                         "--np", "4", "--no-validate", "--out", out, "--", *QUICK)
+    check(rc == 0, f"rc {rc}\n{se}")
+    bad(["--space", "ompi-coll", "--budget", "1", "--strategy", "grid", "--out", out], "--resume")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--railkit", help="the railkit binary")
+    ap.add_argument("--bench", help="railkit-bench (default: the one next to railkit)")
+    ap.add_argument("--case", choices=sorted(CASES))
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args()
+    if a.list:
+        return listing(CASES)
+    if not a.railkit or not a.case:
+        ap.error("--railkit and --case are required")
+    with tempfile.TemporaryDirectory(prefix="railkit-tune-") as tmp:
+        ctx = Ctx(os.path.abspath(a.railkit), os.path.abspath(a.bench) if a.bench else None, tmp)
+        return CASES.run(a.case, ctx, also_failures=(subprocess.TimeoutExpired,))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
