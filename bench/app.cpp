@@ -48,6 +48,7 @@ nlohmann::json options_json(const BenchOptions& o) {
           {"placement", placement_name(o.placement)},
           {"split", split_name(o.split)},
           {"ranks_per_node", o.ranks_per_node},
+          {"ngpus", o.gpus_per_process},
           {"cudagraph", o.graph_launches}};
 }
 
@@ -87,7 +88,8 @@ std::string arrange_nccl_log(char** envp) {
 
 /// What NCCL did, from every rank's log (gathered to rank 0), with contradictions against
 /// the environment as warnings. Collective; returns null JSON on ranks other than 0.
-nlohmann::json observe_nccl(Bootstrap& boot, const std::string& log_file, const std::map<std::string, std::string>& env) {
+nlohmann::json observe_nccl(Bootstrap& boot, const std::string& log_file, const std::map<std::string, std::string>& env,
+                            bool several_gpus) {
   std::string text;
   if (!log_file.empty()) {
     try {
@@ -102,7 +104,9 @@ nlohmann::json observe_nccl(Bootstrap& boot, const std::string& log_file, const 
   bool first = true;
   for (size_t r = 0; r < texts.size(); ++r) {
     std::istringstream in(texts[r]);
-    const NcclLogSummary one = parse_nccl_log(in, fmt::format("rank {}", r));
+    // With -g N a process's log holds its N ranks' lines.
+    const std::string source = several_gpus ? fmt::format("process {}", r) : fmt::format("rank {}", r);
+    const NcclLogSummary one = parse_nccl_log(in, source);
     if (first) all = one;
     else merge_nccl_log(all, one);
     first = false;
@@ -140,10 +144,16 @@ std::string version_text() {
 namespace {
 
 /// Whether --backend (or auto) selects the NCCL backend here. The only place that knows which
-/// backends are compiled in, with make_backend.
+/// backends are compiled in, with make_backend. `--backend nccl` without a usable GPU throws
+/// UnavailableError here, before any other check that depends on the backend.
 bool chooses_nccl(const BenchOptions& o) {
 #if RAILKIT_HAVE_NCCL
-  return o.backend == BackendChoice::Nccl || (o.backend == BackendChoice::Auto && nccl::unusable_gpu_reason().empty());
+  if (o.backend == BackendChoice::Nccl) {
+    if (const std::string why = nccl::unusable_gpu_reason(); !why.empty())
+      throw UnavailableError("--backend nccl: " + why);
+    return true;
+  }
+  return o.backend == BackendChoice::Auto && nccl::unusable_gpu_reason().empty();
 #else
   if (o.backend == BackendChoice::Nccl)
     throw UnavailableError("--backend nccl: this railkit-bench was built without the NCCL backend (see --version)");
@@ -159,6 +169,7 @@ std::unique_ptr<Communicator> make_backend(const BenchOptions& o, const Bootstra
     setup.color = color;
     setup.local_rank = boot.local_rank();
     setup.device = o.device;
+    setup.gpus = o.gpus_per_process;
     setup.init_timeout_s = o.timeout_s;
     return nccl::make_communicator(setup);
   }
@@ -168,6 +179,35 @@ std::unique_ptr<Communicator> make_backend(const BenchOptions& o, const Bootstra
   (void)use_nccl;
 #endif
   return mpi::make_communicator(color);
+}
+
+/// GPU ranks each process drives: -g on the nccl backend. Above 1 is a usage error on the mpi
+/// backend (one rank per process) and with --split (which groups processes).
+int slots_per_process(const BenchOptions& o, bool use_nccl) {
+  if (o.gpus_per_process == 1) return 1;
+  if (!use_nccl)
+    throw UsageError(fmt::format("-g/--ngpus '{}': only one GPU per process on the mpi backend (several GPUs "
+                                 "per process need --backend nccl); launch one rank per GPU",
+                                 o.gpus_per_process));
+  if (o.split.mode != SplitMode::None)
+    throw UsageError(fmt::format("-g/--ngpus '{}' with --split {}: a split groups whole processes; launch one "
+                                 "rank per GPU to split",
+                                 o.gpus_per_process, split_name(o.split)));
+  return o.gpus_per_process;
+}
+
+/// Lines joined, each ended by a newline (for device names, which hold none).
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += l + '\n';
+  return out;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
 }
 
 }  // namespace
@@ -228,10 +268,16 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
 
   // Checks that need the rank count or the machine, agreed by every rank before any allocation.
   validate(o, nranks);
-  const NodeLayout layout = node_layout(boot->node_of_rank(), o.ranks_per_node);
-  const std::vector<Group> groups = make_groups(o.split, layout);
-  const int my_group = group_of(groups, rank);
   const bool nccl_chosen = chooses_nccl(o);
+  const int slots = slots_per_process(o, nccl_chosen);
+  const int data_ranks = nranks * slots;  // ranks of the data plane: process p drives ranks p*slots ..
+  // With -g N (no split) the one group holds every GPU rank; node_layout over processes otherwise.
+  std::vector<int> node_of_data_rank;
+  for (int r = 0; r < data_ranks; ++r)
+    node_of_data_rank.push_back(boot->node_of_rank()[static_cast<size_t>(r / slots)]);
+  const NodeLayout layout = node_layout(node_of_data_rank, slots == 1 ? o.ranks_per_node : 0);
+  const std::vector<Group> groups = make_groups(o.split, layout);
+  const int my_group = group_of(groups, rank * slots);
   const std::string nccl_log = nccl_chosen && o.observe ? arrange_nccl_log(envp) : std::string();
   auto comm = make_backend(o, *boot, my_group, nccl_chosen);
   const int group_size = comm->size();
@@ -246,15 +292,16 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   if (plan.sizes.empty() || plan.buffer_bytes == 0)
     throw UsageError(fmt::format("-e/--maxbytes '{}': every size leaves less than one element per rank", o.max_bytes));
   {
+    const int local_ranks = boot->local_size() * slots;
     const std::uint64_t per_rank = 2 * plan.buffer_bytes;
-    const std::uint64_t need = per_rank * static_cast<std::uint64_t>(boot->local_size());
+    const std::uint64_t need = per_rank * static_cast<std::uint64_t>(local_ranks);
     const auto avail = mem_available_bytes(SysRoot{});
     const bool short_of_memory = avail && need > *avail;
     agree_or_throw(*boot, short_of_memory,
                    UsageError(fmt::format("-e/--maxbytes '{}': {} rank{} on {} need{} {} of buffers (2 x {} per rank) but "
                                           "only {:.1f} GiB is available",
-                                          o.max_bytes, boot->local_size(), boot->local_size() == 1 ? "" : "s",
-                                          boot->hosts()[static_cast<size_t>(rank)], boot->local_size() == 1 ? "s" : "",
+                                          o.max_bytes, local_ranks, local_ranks == 1 ? "" : "s",
+                                          boot->hosts()[static_cast<size_t>(rank)], local_ranks == 1 ? "s" : "",
                                           format_bytes(need), format_bytes(plan.buffer_bytes),
                                           static_cast<double>(avail.value_or(0)) / (1ull << 30))),
                    boot->local_rank() == 0);
@@ -279,7 +326,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   run.backend = comm->name();
   run.backend_version = comm->version();
   run.railkit_version = kVersion;
-  run.nranks = nranks;
+  run.nranks = data_ranks;
   run.hosts.clear();
   for (const std::string& h : boot->hosts())
     if (std::find(run.hosts.begin(), run.hosts.end(), h) == run.hosts.end()) run.hosts.push_back(h);
@@ -302,15 +349,24 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   }
   ResultsSink sink(doc, rank == 0 ? o.output_file : std::string());
 
+  // One entry per data rank: with -g N, process p's pid and host for ranks p*N .. p*N + N - 1.
   const std::vector<double> pids = boot->gather_to_root(std::vector<double>{static_cast<double>(::getpid())});
-  const std::vector<std::string> rank_devices = boot->gather_text_to_root(comm->device());
+  std::vector<std::string> my_devices;
+  for (int k = 0; k < slots; ++k) my_devices.push_back(comm->device(k));
+  std::vector<std::string> rank_devices;
+  for (const std::string& text : boot->gather_text_to_root(join_lines(my_devices))) {
+    std::vector<std::string> lines = split_lines(text);
+    lines.resize(static_cast<size_t>(slots));
+    rank_devices.insert(rank_devices.end(), lines.begin(), lines.end());
+  }
+  const auto proc_of = [&](int r) { return static_cast<size_t>(r / slots); };
   TableReporter table(std::cout);
   Reporter* reporter = rank == 0 ? &table : nullptr;
   if (reporter) {
     RunHeader h{run, o, {}, plan.notes};
-    for (int r = 0; r < nranks; ++r)
-      h.ranks.push_back({r, static_cast<int>(pids[static_cast<size_t>(r)]), boot->hosts()[static_cast<size_t>(r)],
-                         rank_devices[static_cast<size_t>(r)]});
+    for (int r = 0; r < data_ranks; ++r)
+      h.ranks.push_back(
+          {r, static_cast<int>(pids[proc_of(r)]), boot->hosts()[proc_of(r)], rank_devices[static_cast<size_t>(r)]});
     reporter->run_start(h);
   }
 
@@ -364,7 +420,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   if (nccl_chosen && o.observe) {
     comm.reset();  // NCCL flushes its log when the communicator goes
     wd.enter(OpPoint{"gather NCCL logs", 0, -1, false});
-    observed_nccl = observe_nccl(*boot, nccl_log, run.env);
+    observed_nccl = observe_nccl(*boot, nccl_log, run.env, slots > 1);
     wd.leave();
   }
   if (rank == 0) {
@@ -377,11 +433,11 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
       }
     }
     nlohmann::json ranks = nlohmann::json::array();
-    for (int r = 0; r < nranks; ++r)
+    for (int r = 0; r < data_ranks; ++r)
       ranks.push_back({{"rank", r},
-                       {"host", boot->hosts()[static_cast<size_t>(r)]},
-                       {"pid", static_cast<std::int64_t>(pids[static_cast<size_t>(r)])},
-                       {"peak_rss_bytes", static_cast<std::uint64_t>(rss[static_cast<size_t>(r)])},
+                       {"host", boot->hosts()[proc_of(r)]},
+                       {"pid", static_cast<std::int64_t>(pids[proc_of(r)])},
+                       {"peak_rss_bytes", static_cast<std::uint64_t>(rss[proc_of(r)])},
                        {"device", rank_devices[static_cast<size_t>(r)]}});
     d.observed["ranks"] = ranks;
     d.observed["buffer_bytes"] = plan.buffer_bytes;

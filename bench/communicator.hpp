@@ -3,6 +3,7 @@
 // with the same contract. Buffers live wherever the backend wants (host or device memory);
 // data init and verification go through the backend because only it can touch them cheaply.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,7 @@
 
 namespace railkit::bench {
 
-/// One collective call. `count` is the param count of CollSizes.
+/// One collective call of one slot. `count` is the param count of CollSizes.
 struct OpCall {
   Coll coll;
   DType dtype;
@@ -30,48 +31,61 @@ struct InPlaceLayout {
   std::uint64_t output_offset = 0;
 };
 
+/// A process drives one or more ranks (`slots`): nccl's -g N gives it N GPUs, each its own rank
+/// (ranks rank() .. rank() + slots() - 1 of size()); every other backend has one slot. Buffers,
+/// data init and checks name the slot (0-based) they belong to; a launch takes one call per slot.
 class Communicator {
  public:
   virtual ~Communicator() = default;
+  /// Rank of slot 0 in this communicator; slot s is rank() + s.
   virtual int rank() const = 0;
+  /// Ranks in this communicator, over all processes and slots.
   virtual int size() const = 0;
+  /// Ranks this process drives (-g on nccl); 1 elsewhere.
+  virtual int slots() const { return 1; }
   /// "mpi", "nccl".
   virtual std::string name() const = 0;
   /// Library and version, e.g. "Open MPI v4.1.4".
   virtual std::string version() const = 0;
-  /// What this rank computes on: "host" (mpi) or "GPU 0 NVIDIA H200 [0000:18:00.0]" (nccl).
-  virtual std::string device() const { return "host"; }
+  /// What `slot` computes on: "host" (mpi) or "GPU 0 NVIDIA H200 [0000:18:00.0]" (nccl).
+  virtual std::string device(int slot) const {
+    (void)slot;
+    return "host";
+  }
   /// Empty when supported, else a one-line reason.
   virtual std::string unsupported_reason(DType t, RedOp op) const = 0;
 
-  virtual void* allocate(std::uint64_t bytes) = 0;
-  virtual void release(void* p) noexcept = 0;
+  /// A buffer of `bytes` for `slot` (device memory of its GPU on nccl).
+  virtual void* allocate(int slot, std::uint64_t bytes) = 0;
+  virtual void release(int slot, void* p) noexcept = 0;
 
-  /// Runs one collective; returns when this rank's part is complete (its buffers reusable).
-  void run(const OpCall& call) {
-    launch(call);
+  /// Runs one collective (calls[s] for slot s); returns when this process's part is complete
+  /// (its buffers reusable).
+  void run(std::span<const OpCall> calls) {
+    launch(calls);
     complete();
   }
 
-  /// Starts one collective. Synchronous backends (mpi) finish it here; asynchronous ones (nccl)
-  /// enqueue it and finish in complete().
-  virtual void launch(const OpCall& call) = 0;
-  /// Waits until everything launched has finished.
+  /// Starts one collective, `calls[s]` for slot s (exactly slots() calls). Synchronous backends
+  /// (mpi) finish it here; asynchronous ones (nccl) enqueue it and finish in complete().
+  virtual void launch(std::span<const OpCall> calls) = 0;
+  /// Waits until everything launched has finished, on every slot.
   virtual void complete() {}
   /// True when launch() returns before the operation is done (per-iteration times then come
   /// from device events, not the host clock).
   virtual bool asynchronous() const { return false; }
   /// Asynchronous backends: time each of the next `iters` launches with device events.
   virtual void start_event_timing(int iters) { (void)iters; }
-  /// Per-launch times (us) since start_event_timing, after complete(); empty when not timed.
-  virtual std::vector<double> event_times_us() { return {}; }
+  /// Per-launch times (us) of each slot (outer index) since start_event_timing, after
+  /// complete(); empty when not timed.
+  virtual std::vector<std::vector<double>> event_times_us() { return {}; }
   /// CUDA graphs (-G): whether the backend can capture launches into a graph and replay it.
   virtual bool supports_graphs() const { return false; }
-  /// Starts capturing launch() calls instead of running them.
+  /// Starts capturing launch() calls instead of running them (every slot's stream).
   virtual void begin_capture() {}
-  /// Ends the capture and prepares the graph.
+  /// Ends the capture and prepares the graphs.
   virtual void end_capture() {}
-  /// Launches the captured graph `times` times (asynchronously; complete() waits).
+  /// Launches the captured graphs `times` times (asynchronously; complete() waits).
   virtual void replay(int times) { (void)times; }
   /// Best-effort abort of outstanding operations (the watchdog calls it before exiting).
   virtual void abort() noexcept {}
@@ -81,12 +95,12 @@ class Communicator {
     (void)c;
     return true;
   }
-  /// Input/output placement of in-place operations (NCCL's convention by default).
-  virtual InPlaceLayout in_place_layout(Coll c, const CollSizes& s) const;
+  /// Input/output placement of `slot`'s in-place operations (NCCL's convention by default).
+  virtual InPlaceLayout in_place_layout(Coll c, const CollSizes& s, int slot) const;
 
-  virtual void fill_input(void* dst, std::uint64_t count, const CheckSpec& spec) = 0;
-  virtual void fill_sentinel(void* dst, std::uint64_t bytes) = 0;
-  virtual std::int64_t count_wrong(const void* out, const CheckSpec& spec) = 0;
+  virtual void fill_input(int slot, void* dst, std::uint64_t count, const CheckSpec& spec) = 0;
+  virtual void fill_sentinel(int slot, void* dst, std::uint64_t bytes) = 0;
+  virtual std::int64_t count_wrong(int slot, const void* out, const CheckSpec& spec) = 0;
 };
 
 }  // namespace railkit::bench

@@ -20,15 +20,16 @@ double us_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
 }
 
-/// Frees both buffers on every exit path.
+/// Frees every slot's buffers on every exit path.
 struct Buffers {
   Communicator& comm;
-  void*& send;
-  void*& recv;
+  std::vector<void*>& send;
+  std::vector<void*>& recv;
   ~Buffers() {
-    comm.release(send);
-    comm.release(recv);
-    send = recv = nullptr;
+    for (std::size_t s = 0; s < send.size(); ++s) comm.release(static_cast<int>(s), send[s]);
+    for (std::size_t s = 0; s < recv.size(); ++s) comm.release(static_cast<int>(s), recv[s]);
+    send.clear();
+    recv.clear();
   }
 };
 
@@ -141,6 +142,13 @@ ResultRecord make_record(Coll c, const CollSizes& s, const BenchOptions& o, bool
   return rec;
 }
 
+Harness::Harness(const BenchOptions& o, Bootstrap& boot, Communicator& comm, const std::vector<Group>& groups,
+                 Watchdog& wd, ResultsSink& sink, Reporter* reporter)
+    : o_(o), boot_(boot), comm_(comm), groups_(groups), wd_(wd), sink_(sink), reporter_(reporter) {
+  for (const std::string& h : boot_.hosts())
+    rank_hosts_.insert(rank_hosts_.end(), static_cast<std::size_t>(comm_.slots()), h);
+}
+
 void Harness::control(const char* what, const std::function<void()>& f) {
   wd_.enter(OpPoint{what, 0, -1, false});
   f();
@@ -148,18 +156,24 @@ void Harness::control(const char* what, const std::function<void()>& f) {
 }
 
 std::int64_t Harness::run(const Plan& plan) {
-  send_ = comm_.allocate(plan.buffer_bytes);
-  recv_ = comm_.allocate(plan.buffer_bytes);
+  const auto slots = static_cast<std::size_t>(comm_.slots());
   Buffers guard{comm_, send_, recv_};
-  // Touch every page now so that no timed iteration pays for first-touch page faults.
-  comm_.fill_sentinel(send_, plan.buffer_bytes);
-  comm_.fill_sentinel(recv_, plan.buffer_bytes);
+  send_.assign(slots, nullptr);
+  recv_.assign(slots, nullptr);
+  for (std::size_t k = 0; k < slots; ++k) {
+    const int slot = static_cast<int>(k);
+    send_[k] = comm_.allocate(slot, plan.buffer_bytes);
+    recv_[k] = comm_.allocate(slot, plan.buffer_bytes);
+    // Touch every page now so that no timed iteration pays for first-touch page faults.
+    comm_.fill_sentinel(slot, send_[k], plan.buffer_bytes);
+    comm_.fill_sentinel(slot, recv_[k], plan.buffer_bytes);
+  }
   const std::size_t esz = info(o_.dtype).size_bytes;
   for (int cycle = 0; cycle < o_.run_cycles; ++cycle) {
     for (Coll c : o_.colls) {
       if (reporter_) reporter_->coll_start(c, cycle);
       for (std::uint64_t b : plan.sizes) {
-        const CollSizes s = coll_sizes(c, b, esz, comm_.size());
+        const CollSizes s = coll_sizes(c, b, esz, comm_.size());  // size() counts every slot's rank
         if (s.param_count == 0) continue;
         std::vector<ResultRecord> out, in;
         if (o_.placement != Placement::In) out = measure(c, s, false, cycle);
@@ -177,9 +191,11 @@ std::int64_t Harness::run(const Plan& plan) {
   return wrong_total_;
 }
 
-void Harness::time_loop(const OpCall& call, OpPoint& point, std::uint64_t delay_us, bool stall_here,
+void Harness::time_loop(std::span<const OpCall> calls, OpPoint& point, std::uint64_t delay_us, bool stall_here,
                         std::vector<double>& mine) {
   const bool async = comm_.asynchronous();
+  const std::size_t block = block_size(o_.iters);
+  const std::size_t slots = calls.size();
   if (async) comm_.start_event_timing(o_.iters);
   // One clock read per iteration: each iteration ends where the next begins, so the loop time
   // is exactly the sum of the iteration times.
@@ -193,38 +209,50 @@ void Harness::time_loop(const OpCall& call, OpPoint& point, std::uint64_t delay_
       wd_.stall(point);
     }
     wd_.enter(point);
-    comm_.launch(call);
+    comm_.launch(calls);
     if (!async) {
       wd_.leave();
       const auto te = Clock::now();
-      mine[static_cast<std::size_t>(i) + 2] = us_between(ti, te);
+      for (std::size_t k = 0; k < slots; ++k) mine[k * block + static_cast<std::size_t>(i) + 2] = us_between(ti, te);
       ti = te;
     }
   }
   if (async) {
-    // As nccl-tests: launch every iteration, then wait once; the watchdog covers the wait.
+    // As nccl-tests: launch every iteration, then wait once (for every slot's stream); the
+    // watchdog covers the wait.
     point.iteration = o_.iters - 1;
     wd_.enter(point);
     comm_.complete();
     wd_.leave();
   }
-  mine[0] = us_between(t0, Clock::now()) / o_.iters;
+  // Every slot of this process shares the host clock's loop time.
+  const double loop_us = us_between(t0, Clock::now()) / o_.iters;
+  for (std::size_t k = 0; k < slots; ++k) mine[k * block] = loop_us;
   if (async) {
-    const std::vector<double> ev = comm_.event_times_us();
-    for (std::size_t i = 0; i < ev.size() && i < static_cast<std::size_t>(o_.iters); ++i) mine[i + 2] = ev[i];
+    const std::vector<std::vector<double>> ev = comm_.event_times_us();
+    for (std::size_t k = 0; k < slots && k < ev.size(); ++k)
+      for (std::size_t i = 0; i < ev[k].size() && i < static_cast<std::size_t>(o_.iters); ++i)
+        mine[k * block + i + 2] = ev[k][i];
   }
 }
 
 std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_place, int cycle) {
   const std::size_t esz = info(o_.dtype).size_bytes;
-  const InPlaceLayout layout = in_place ? comm_.in_place_layout(c, s) : InPlaceLayout{};
-  char* recv = static_cast<char*>(recv_);
-  const void* send = in_place ? recv + layout.input_offset * esz : send_;
-  void* out = in_place ? recv + layout.output_offset * esz : recv_;
-  const OpCall call{c, o_.dtype, o_.redop, o_.root, send, out, s.param_count, in_place};
+  const std::size_t slots = send_.size();
+  const std::size_t block = block_size(o_.iters);
+  std::vector<InPlaceLayout> layouts(slots);
+  std::vector<OpCall> calls;
+  calls.reserve(slots);
+  for (std::size_t k = 0; k < slots; ++k) {
+    if (in_place) layouts[k] = comm_.in_place_layout(c, s, static_cast<int>(k));
+    char* recv = static_cast<char*>(recv_[k]);
+    const void* send = in_place ? recv + layouts[k].input_offset * esz : send_[k];
+    void* out = in_place ? recv + layouts[k].output_offset * esz : recv_[k];
+    calls.push_back(OpCall{c, o_.dtype, o_.redop, o_.root, send, out, s.param_count, in_place});
+  }
   const std::string phase(info(c).name);
-  const int me = comm_.rank();          // rank in this rank's group
-  const int world_rank = boot_.rank();  // fire drills name world ranks
+  const int first = comm_.rank();       // rank of slot 0 in this process's group
+  const int world_rank = boot_.rank();  // fire drills name world ranks (processes)
 
   std::uint64_t delay_us = 0;
   for (const InjectDelay& d : o_.inject_delays)
@@ -234,12 +262,12 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
   OpPoint point{phase, s.bytes, -1, in_place};
   for (int w = 0; w < o_.warmup_iters; ++w) {
     wd_.enter(point);
-    comm_.run(call);
+    comm_.run(calls);
     wd_.leave();
   }
   control("barrier", [&] { boot_.barrier(); });
 
-  std::vector<double> mine(block_size(o_.iters));
+  std::vector<double> mine(slots * block);
   if (o_.graph_launches > 0) {
     // As nccl-tests' -G: capture the -n launches once, then time the graph's replays.
     point.iteration = 0;
@@ -248,7 +276,7 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
       wd_.stall(point);
     }
     comm_.begin_capture();
-    for (int i = 0; i < o_.iters; ++i) comm_.launch(call);
+    for (int i = 0; i < o_.iters; ++i) comm_.launch(calls);
     comm_.end_capture();
     control("barrier", [&] { boot_.barrier(); });
     const auto g0 = Clock::now();
@@ -256,28 +284,45 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
     comm_.replay(o_.graph_launches);
     comm_.complete();
     wd_.leave();
-    mine[0] = us_between(g0, Clock::now()) / (static_cast<double>(o_.iters) * o_.graph_launches);
-    for (int i = 0; i < o_.iters; ++i) mine[static_cast<std::size_t>(i) + 2] = mine[0];  // no per-launch times in a graph
+    const double per_op = us_between(g0, Clock::now()) / (static_cast<double>(o_.iters) * o_.graph_launches);
+    // No per-launch times in a graph: every iteration gets the mean.
+    for (std::size_t k = 0; k < slots; ++k)
+      std::fill(mine.begin() + static_cast<std::ptrdiff_t>(k * block),
+                mine.begin() + static_cast<std::ptrdiff_t>((k + 1) * block), per_op);
   } else {
-    time_loop(call, point, delay_us, stall_here, mine);
+    time_loop(calls, point, delay_us, stall_here, mine);
   }
 
   const bool checked = o_.check_passes > 0;
   if (checked) {
-    std::int64_t local = 0;
+    std::vector<std::int64_t> wrong(slots, 0);
     for (int pass = 0; pass < o_.check_passes; ++pass) {
-      const CheckSpec spec{c, o_.dtype, o_.redop, o_.root, comm_.size(), me, pass + 1 + cycle * o_.check_passes, s};
-      comm_.fill_sentinel(recv_, std::max(s.send_count, s.recv_count) * esz);
-      if (in_place) comm_.fill_input(recv + layout.input_offset * esz, s.send_count, spec);
-      else comm_.fill_input(send_, s.send_count, spec);
+      const int rep = pass + 1 + cycle * o_.check_passes;
+      for (std::size_t k = 0; k < slots; ++k) {
+        const int slot = static_cast<int>(k);
+        const CheckSpec spec{c, o_.dtype, o_.redop, o_.root, comm_.size(), first + slot, rep, s};
+        char* recv = static_cast<char*>(recv_[k]);
+        comm_.fill_sentinel(slot, recv, std::max(s.send_count, s.recv_count) * esz);
+        if (in_place) comm_.fill_input(slot, recv + layouts[k].input_offset * esz, s.send_count, spec);
+        else comm_.fill_input(slot, send_[k], s.send_count, spec);
+      }
       wd_.enter(OpPoint{"check " + phase, s.bytes, -1, in_place});
-      comm_.run(call);
+      comm_.run(calls);
       wd_.leave();
-      // An out-of-place broadcast's root keeps its data in the send buffer: nothing to check there.
-      const bool root_bcast = c == Coll::Broadcast && !in_place && me == o_.root;
-      if (!root_bcast) local += comm_.count_wrong(recv + layout.output_offset * esz, spec);
+      for (std::size_t k = 0; k < slots; ++k) {
+        const int slot = static_cast<int>(k);
+        const CheckSpec spec{c, o_.dtype, o_.redop, o_.root, comm_.size(), first + slot, rep, s};
+        // An out-of-place broadcast's root keeps its data in the send buffer: nothing to check there.
+        const bool root_bcast = c == Coll::Broadcast && !in_place && first + slot == o_.root;
+        if (!root_bcast)
+          wrong[k] += comm_.count_wrong(slot, static_cast<char*>(recv_[k]) + layouts[k].output_offset * esz, spec);
+      }
     }
-    mine[1] = static_cast<double>(local);
+    std::int64_t local = 0;
+    for (std::size_t k = 0; k < slots; ++k) {
+      mine[k * block + 1] = static_cast<double>(wrong[k]);
+      local += wrong[k];
+    }
     control("sum wrong", [&] { wrong_total_ += boot_.allreduce_sum(local); });
   }
 
@@ -285,13 +330,12 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
   control("gather timings", [&] { gathered = boot_.gather_to_root(mine); });
   if (world_rank != 0) return {};
   std::vector<ResultRecord> records;
-  const std::size_t block = block_size(o_.iters);
   for (const Group& g : groups_) {
     std::vector<double> blocks;
     for (int r : g.ranks)
       blocks.insert(blocks.end(), gathered.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * block),
                     gathered.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(r) + 1) * block));
-    ResultRecord rec = make_record(c, s, o_, in_place, cycle, blocks, g.ranks, checked, boot_.hosts());
+    ResultRecord rec = make_record(c, s, o_, in_place, cycle, blocks, g.ranks, checked, rank_hosts_);
     if (!g.name.empty()) rec.group = g.name;
     sink_.add(rec);
     records.push_back(std::move(rec));

@@ -48,7 +48,8 @@ Plan make_plan(const BenchOptions& o, int nranks);
 double reduce_across_ranks(std::span<const double> per_rank, Average a);
 
 /// Doubles each rank contributes per measurement: loop time per op (us), wrong elements, then
-/// one time per iteration (us).
+/// one time per iteration (us). A process with several slots (-g) contributes one block per
+/// slot, in slot order, so the gathered blocks are in rank order.
 inline std::size_t block_size(int iters) { return static_cast<std::size_t>(iters) + 2; }
 
 /// Builds one record for one group from the gathered per-rank blocks (pure; unit-tested).
@@ -60,11 +61,12 @@ ResultRecord make_record(Coll c, const CollSizes& s, const BenchOptions& o, bool
 
 class Harness {
  public:
-  /// `comm` is this rank's group communicator; `groups` every group of the split (one group of
-  /// all ranks without a split). Groups run concurrently, in step from size to size.
+  /// `comm` is this process's group communicator; `groups` every group of the split (one group
+  /// of all ranks without a split), in the communicator's ranks: with -g N, process p drives
+  /// ranks pN .. pN + N - 1 (comm.slots() == N on every process). Groups run concurrently, in
+  /// step from size to size.
   Harness(const BenchOptions& o, Bootstrap& boot, Communicator& comm, const std::vector<Group>& groups, Watchdog& wd,
-          ResultsSink& sink, Reporter* reporter)
-      : o_(o), boot_(boot), comm_(comm), groups_(groups), wd_(wd), sink_(sink), reporter_(reporter) {}
+          ResultsSink& sink, Reporter* reporter);
 
   /// Runs everything the options ask for. Returns the total of wrong elements (all ranks).
   std::int64_t run(const Plan& plan);
@@ -74,7 +76,8 @@ class Harness {
   std::vector<ResultRecord> measure(Coll c, const CollSizes& s, bool in_place, int cycle);
   void control(const char* what, const std::function<void()>& f);
   /// The timed loop without CUDA graphs: host clock around -n launches, per-launch times.
-  void time_loop(const OpCall& call, OpPoint& point, std::uint64_t delay_us, bool stall_here, std::vector<double>& mine);
+  void time_loop(std::span<const OpCall> calls, OpPoint& point, std::uint64_t delay_us, bool stall_here,
+                 std::vector<double>& mine);
 
   const BenchOptions& o_;
   Bootstrap& boot_;
@@ -83,8 +86,9 @@ class Harness {
   Watchdog& wd_;
   ResultsSink& sink_;
   Reporter* reporter_;  ///< null on ranks other than 0
-  void* send_ = nullptr;
-  void* recv_ = nullptr;
+  std::vector<std::string> rank_hosts_;  ///< host of every rank (all slots of all processes)
+  std::vector<void*> send_;              ///< one per slot
+  std::vector<void*> recv_;
   bool stalled_once_ = false;
   std::int64_t wrong_total_ = 0;
 };

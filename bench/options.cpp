@@ -89,7 +89,8 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
                  "mod:K (rank % K), none");
   app.add_option("--ranks-per-node", rpn, "Ranks [kK, (k+1)K) form node k (default: from the launcher)");
   app.add_option("--device", device, "nccl: GPU index for this rank (default: node-local rank)");
-  app.add_option("-g,--ngpus", gpus, "nccl: GPUs per process (only 1 is supported yet)");
+  app.add_option("-g,--ngpus", gpus,
+                 "nccl: GPUs driven by each process (ranks = processes x N; the mpi backend takes only 1)");
   app.add_option("-G,--cudagraph", graphs,
                  "nccl: capture the -n launches of each size in a CUDA graph and replay it this many times (0 = off)");
   app.add_flag("--observe,!--no-observe", o.observe,
@@ -178,11 +179,7 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
   }
   if (!rpn.empty()) o.ranks_per_node = static_cast<int>(parse_int("--ranks-per-node", rpn, 1, kMaxInt));
   if (!device.empty()) o.device = static_cast<int>(parse_int("--device", device, 0, 1023));
-  if (!gpus.empty()) {
-    o.gpus_per_process = static_cast<int>(parse_int("-g/--ngpus", gpus, 1, 64));
-    if (o.gpus_per_process != 1)
-      throw UsageError(quoted("-g/--ngpus", gpus) + ": only one GPU per process is supported yet; launch one rank per GPU");
-  }
+  if (!gpus.empty()) o.gpus_per_process = static_cast<int>(parse_int("-g/--ngpus", gpus, 1, 64));
   if (!graphs.empty()) o.graph_launches = static_cast<int>(parse_int("-G/--cudagraph", graphs, 0, 1'000'000));
   if (!stall.empty()) o.inject_stall_rank = static_cast<int>(parse_int("--inject-stall", stall, 0, kMaxInt));
   for (const std::string& d : delays) {
@@ -207,8 +204,9 @@ void validate(const BenchOptions& o, int nranks) {
     throw UsageError("--inject-stall '" + std::to_string(*o.inject_stall_rank) +
                      "' needs -T/--timeout, or the run would hang forever");
   if (nranks > 0) {
-    if (o.root >= nranks)
-      throw UsageError("-r/--root '" + std::to_string(o.root) + "': only " + std::to_string(nranks) + " ranks");
+    const int data_ranks = nranks * o.gpus_per_process;
+    if (o.root >= data_ranks)
+      throw UsageError("-r/--root '" + std::to_string(o.root) + "': only " + std::to_string(data_ranks) + " ranks");
     if (o.inject_stall_rank && *o.inject_stall_rank >= nranks)
       throw UsageError("--inject-stall '" + std::to_string(*o.inject_stall_rank) + "': only " + std::to_string(nranks) + " ranks");
     for (const auto& d : o.inject_delays)

@@ -42,7 +42,7 @@ struct BenchOptions {
   SplitSpec split;                         ///< --split
   int ranks_per_node = 0;                  ///< --ranks-per-node, 0 = from the launcher
   std::optional<int> device;               ///< --device: GPU index (nccl), default node-local rank
-  int gpus_per_process = 1;                ///< -g (nccl)
+  int gpus_per_process = 1;                ///< -g (nccl): GPU ranks per process; ranks = processes x this
   int graph_launches = 0;                  ///< -G (nccl): replays of a CUDA graph of -n launches, 0 = off
   bool observe = true;                     ///< --observe / --no-observe (nccl): read NCCL's log
   std::optional<int> inject_stall_rank;
@@ -63,7 +63,8 @@ struct ParsedCli {
 ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text);
 
 /// Checks relations between options that do not need the machine (min <= max, a growing step,
-/// root and injected ranks within nranks when nranks > 0). Throws UsageError.
+/// root within nranks x -g and injected ranks within nranks when nranks > 0; `nranks` counts
+/// processes, and fire drills name processes). Throws UsageError.
 void validate(const BenchOptions& o, int nranks);
 
 /// Name of -a's mode: rank0|avg|min|max.

@@ -29,8 +29,14 @@ void TableReporter::run_start(const RunHeader& h) {
   const BenchOptions& o = h.options;
   multi_cycle_ = o.run_cycles > 1;
   split_ = o.split.mode != SplitMode::None;
-  os_ << fmt::format("# railkit-bench {}: backend {} ({}), {} ranks on {} node{}\n", h.run.railkit_version,
-                     h.run.backend, h.run.backend_version, h.run.nranks, h.run.nnodes, h.run.nnodes == 1 ? "" : "s");
+  const std::string per_process =
+      o.gpus_per_process > 1
+          ? fmt::format(" ({} process{} x {} GPUs)", h.run.nranks / o.gpus_per_process,
+                        h.run.nranks / o.gpus_per_process == 1 ? "" : "es", o.gpus_per_process)
+          : std::string();
+  os_ << fmt::format("# railkit-bench {}: backend {} ({}), {} ranks{} on {} node{}\n", h.run.railkit_version,
+                     h.run.backend, h.run.backend_version, h.run.nranks, per_process, h.run.nnodes,
+                     h.run.nnodes == 1 ? "" : "s");
   std::string colls;
   for (Coll c : o.colls) colls += (colls.empty() ? "" : ",") + std::string(info(c).name);
   const std::string step = o.step_factor > 1 ? fmt::format("{}(factor)", o.step_factor) : fmt::format("{}(bytes)", o.step_bytes);

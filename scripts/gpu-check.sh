@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # GPU checks for a machine with at least one NVIDIA GPU (run by hand or on a lent device).
 # Builds with CUDA for this GPU's architecture only, then runs railkit-bench's NCCL backend:
-# every collective on one rank with data checks, CUDA-graph mode, a stall the watchdog must end, and the NCCL
-# log reader on NCCL's real log. Writes a summary to ${OUT:-gpu-check}/summary.txt; exits
-# non-zero when a check fails.
+# every collective on one rank (-g 1) with data checks, CUDA-graph mode, a stall the watchdog must end, the NCCL
+# log reader on NCCL's real log, and with 2 or more GPUs one process driving 2 GPUs (-g 2). Writes a summary to
+# ${OUT:-gpu-check}/summary.txt; exits non-zero when a check fails.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 out="${OUT:-$RAILKIT_ROOT/gpu-check}"
@@ -26,6 +26,7 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >"$out/gpus.txt" 2>&1; 
   exit 0
 fi
 note "GPUs: $(tr '\n' ';' <"$out/gpus.txt")"
+ngpus=$(grep -c '^GPU ' "$out/gpus.txt")
 cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '.')
 export RAILKIT_BUILD="${RAILKIT_BUILD:-$RAILKIT_ROOT/build-gpu}"
 "$RAILKIT_ROOT/scripts/setup.sh" || exit 1
@@ -42,7 +43,18 @@ done
 for op in prod min max avg; do
   check "all_reduce-$op" 0 "$bench" --backend nccl --coll all_reduce,reduce_scatter -b 1K -e 16M -f 16 -o "$op" -J "$out/op-$op.json"
 done
-check "cuda-graph" 0 "$bench" --backend nccl --coll all_reduce,all_gather -b 1K -e 64M -f 8 -G 4 -J "$out/graph.json"
+check "cuda-graph" 0 "$bench" --backend nccl -g 1 --coll all_reduce,all_gather -b 1K -e 64M -f 8 -G 4 -J "$out/graph.json"
+# -g N: one process, N GPUs, N ranks. More GPUs than visible is a usage error (6) on any machine.
+check "ngpus-too-many" 6 "$bench" --backend nccl -g $((ngpus + 1)) -b 1K -e 1K
+if [ "$ngpus" -ge 2 ]; then
+  check "ngpus-2-all-colls" 0 "$bench" --backend nccl -g 2 --coll all -b 8 -e 64M -f 8 -c 1 -J "$out/g2-all.json"
+  check "ngpus-2-cuda-graph" 0 "$bench" --backend nccl -g 2 --coll all_reduce,all_gather -b 1K -e 64M -f 8 -G 4 \
+    -J "$out/g2-graph.json"
+  check "ngpus-2-watchdog-stall" 4 "$bench" --backend nccl -g 2 --coll all_reduce -b 1M -e 1M -T 5 --inject-stall 0 \
+    -J "$out/g2-stall.json"
+else
+  note "SKIP ngpus-2-*: -g 2 needs 2 GPUs, this machine has $ngpus"
+fi
 check "watchdog-stall" 4 "$bench" --backend nccl --coll all_reduce -b 1M -e 1M -T 5 --inject-stall 0 -J "$out/stall.json"
 export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH NCCL_DEBUG_FILE="$out/nccl.%h.%p.log"
 check "nccl-log-run" 0 "$bench" --backend nccl --coll all_reduce -b 1M -e 1M -J "$out/log.json"

@@ -64,15 +64,19 @@ class MpiCommunicator final : public Communicator {
     return {};
   }
 
-  void* allocate(std::uint64_t bytes) override {
+  void* allocate(int, std::uint64_t bytes) override {
     const std::uint64_t rounded = (bytes + 4095) / 4096 * 4096;
     void* p = std::aligned_alloc(4096, rounded == 0 ? 4096 : rounded);
     if (p == nullptr) throw Error(ErrorCode::Internal, "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
     return p;
   }
-  void release(void* p) noexcept override { std::free(p); }
+  void release(int, void* p) noexcept override { std::free(p); }
 
-  void launch(const OpCall& c) override {
+  void launch(std::span<const OpCall> calls) override {
+    if (calls.size() != 1)
+      throw Error(ErrorCode::Internal,
+                  "the mpi backend drives one rank per process, got " + std::to_string(calls.size()) + " calls");
+    const OpCall& c = calls.front();
     if (c.count > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
       throw UnavailableError("count " + std::to_string(c.count) + " exceeds MPI's int count");
     const int n = static_cast<int>(c.count);
@@ -115,16 +119,18 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
-  InPlaceLayout in_place_layout(Coll c, const CollSizes& s) const override {
-    InPlaceLayout l = Communicator::in_place_layout(c, s);
+  InPlaceLayout in_place_layout(Coll c, const CollSizes& s, int slot) const override {
+    InPlaceLayout l = Communicator::in_place_layout(c, s, slot);
     // MPI_Reduce_scatter_block with MPI_IN_PLACE leaves this rank's block at the buffer's start.
     if (c == Coll::ReduceScatter) l.output_offset = 0;
     return l;
   }
 
-  void fill_input(void* dst, std::uint64_t count, const CheckSpec& spec) override { fill_input_host(dst, count, spec); }
-  void fill_sentinel(void* dst, std::uint64_t bytes) override { fill_sentinel_host(dst, bytes); }
-  std::int64_t count_wrong(const void* out, const CheckSpec& spec) override { return count_wrong_host(out, spec); }
+  void fill_input(int, void* dst, std::uint64_t count, const CheckSpec& spec) override {
+    fill_input_host(dst, count, spec);
+  }
+  void fill_sentinel(int, void* dst, std::uint64_t bytes) override { fill_sentinel_host(dst, bytes); }
+  std::int64_t count_wrong(int, const void* out, const CheckSpec& spec) override { return count_wrong_host(out, spec); }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -1,6 +1,6 @@
 #pragma once
 // The NCCL backend: CUDA device memory, NCCL collectives on non-blocking communicators, one GPU
-// per rank. Built only when CUDA and NCCL are found (RAILKIT_HAVE_NCCL).
+// per rank and one or more GPUs (-g) per process. Built only when CUDA and NCCL are found (RAILKIT_HAVE_NCCL).
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,11 +18,13 @@ std::string version_text();
 struct NcclSetup {
   int color = 0;                 ///< group of --split: ranks of MPI_COMM_WORLD with the same color
   int local_rank = 0;            ///< node-local rank, picks the GPU
-  std::optional<int> device;     ///< --device override
+  std::optional<int> device;     ///< --device override (the first of this process's GPUs)
+  int gpus = 1;                  ///< -g: GPUs (ranks) this process drives
   double init_timeout_s = 0;     ///< 0 = wait for init forever
 };
 
-/// Creates this rank's communicator (ncclUniqueId broadcast over MPI within the group).
+/// Creates this process's communicators, one per GPU (ncclUniqueId broadcast over MPI within the
+/// group; process p of the group drives ranks p*gpus .. p*gpus + gpus - 1).
 /// Throws UnavailableError without a usable GPU, NcclError / CudaError on failures.
 std::unique_ptr<Communicator> make_communicator(const NcclSetup& setup);
 

@@ -105,6 +105,27 @@ TEST(Options, ValidateAgainstRankCount) {
   EXPECT_THROW(validate(o, 4), railkit::UsageError);
 }
 
+TEST(Options, GpusPerProcess) {
+  EXPECT_EQ(parse({}).options.gpus_per_process, 1);
+  EXPECT_EQ(parse({"-g", "8"}).options.gpus_per_process, 8);  // which backend may take it is decided at run time
+  EXPECT_EQ(parse({"--ngpus", "2"}).options.gpus_per_process, 2);
+  expect_usage({"-g", "0"}, "-g/--ngpus '0'");
+  expect_usage({"-g", "65"}, "-g/--ngpus '65'");
+  expect_usage({"-g", "two"}, "-g/--ngpus 'two'");
+}
+
+TEST(Options, RootCountsEveryGpuRankButFireDrillsNameProcesses) {
+  BenchOptions o;
+  o.gpus_per_process = 4;
+  o.root = 7;  // 2 processes x 4 GPUs: ranks 0..7
+  EXPECT_NO_THROW(validate(o, 2));
+  o.root = 8;
+  EXPECT_THROW(validate(o, 2), railkit::UsageError);
+  o.root = 0;
+  o.inject_delays.push_back({2, 10});  // process 2 of 2 does not exist
+  EXPECT_THROW(validate(o, 2), railkit::UsageError);
+}
+
 TEST(Options, HelpAndVersionExitEarly) {
   EXPECT_TRUE(parse({"--help"}).exit_now);
   const ParsedCli v = parse({"--version"});

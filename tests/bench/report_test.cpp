@@ -105,3 +105,20 @@ TEST(TableReporter, FormatColumnShrinksDecimals) {
   EXPECT_EQ(format_column(1234567.891, 7), "1234568");
   EXPECT_EQ(format_column(123456789.0, 6), "1e+08");
 }
+
+TEST(TableReporter, HeaderCountsProcessesAndGpusWithSeveralGpusPerProcess) {
+  std::ostringstream os;
+  TableReporter t(os);
+  RunHeader h;
+  h.run.railkit_version = "0.1.0";
+  h.run.backend = "nccl";
+  h.run.backend_version = "NCCL 2.28.9";
+  h.run.nranks = 8;  // 2 processes x 4 GPUs
+  h.run.nnodes = 1;
+  h.options.gpus_per_process = 4;
+  for (int r = 0; r < 8; ++r) h.ranks.push_back({r, 100 + r / 4, "node-a", "GPU " + std::to_string(r)});
+  t.run_start(h);
+  const std::string out = os.str();
+  EXPECT_NE(out.find("8 ranks (2 processes x 4 GPUs) on 1 node\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("#  Rank  7 Pid    101 on     node-a"), std::string::npos) << out;
+}

@@ -432,7 +432,12 @@ def bad_names(ctx):
     expect_usage(ctx, ["--coll", "nope"], "--coll 'nope'", np=2)
     if not has_gpu():
         expect_usage(ctx, ["-G", "2", "-b", "8", "-e", "8"], "-G/--cudagraph '2': CUDA graphs need the nccl backend")
-    expect_usage(ctx, ["-g", "2"], "-g/--ngpus '2': only one GPU per process")
+    expect_usage(ctx, ["--backend", "mpi", "-g", "2"], "-g/--ngpus '2': only one GPU per process on the mpi backend")
+    expect_usage(ctx, ["--backend", "mpi", "-g", "2"], "-g/--ngpus '2': only one GPU per process", np=2)
+    if not has_gpu():
+        # auto picks mpi without a GPU, and mpi drives one rank per process
+        expect_usage(ctx, ["-g", "2", "-b", "8", "-e", "8"], "-g/--ngpus '2': only one GPU per process on the mpi backend")
+    expect_usage(ctx, ["-g", "0"], "-g/--ngpus '0'")
 
 
 @case
@@ -461,6 +466,14 @@ def nccl_backend_unavailable(ctx):
     rc, so, se, _ = ctx.run(["--backend", "nccl", "-b", "8", "-e", "8"])
     check(rc == 5, "rc %d" % rc)
     check(len(railkit_lines(se)) == 1 and "--backend nccl" in railkit_lines(se)[0], se)
+    # -g N is the nccl backend's: without a GPU the reason comes first, whatever else -g meets
+    for args in (["-g", "2"], ["-g", "2", "--split", "rail"], ["-g", "4", "-G", "2", "-b", "8", "-e", "8"]):
+        rc, so, se, _ = ctx.run(["--backend", "nccl"] + args)
+        check(rc == 5, "rc %d for %s" % (rc, args))
+        lines = railkit_lines(se)
+        check(len(lines) == 1 and "--backend nccl: no usable GPU" in lines[0], "%s: %r" % (args, lines))
+    rc, so, se, _ = ctx.run(["--backend", "nccl", "-g", "2"], np=2)
+    check(rc == 5 and len(railkit_lines(se)) == 1, "rc %d under mpirun: %s" % (rc, se[-500:]))
     # auto falls back to mpi without a GPU
     out = ctx.path("auto.json")
     rc, so, se, _ = ctx.run(["-b", "8", "-e", "8", "-J", out])
@@ -490,6 +503,37 @@ def gpu_nccl_cuda_graph(ctx):
                              "-G", "3", "-J", out], np=1)
     check(rc == 0, "rc %d: %s" % (rc, se[-800:]))
     check(all(r["wrong"] == 0 for r in load(out)["results"]), "graph mode keeps data checks right")
+
+
+def gpu_count():
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for l in out.splitlines() if l.startswith("GPU "))
+
+
+@case
+def gpu_nccl_multi_gpu_process(ctx):
+    if not has_gpu():
+        raise Skip("no GPU here")
+    if gpu_count() < 2:
+        raise Skip("-g 2 needs 2 GPUs, %d here" % gpu_count())
+    out = ctx.path("gpu-g2.json")
+    rc, so, se, _ = ctx.run(["--backend", "nccl", "-g", "2", "--coll", "all", "-b", "8", "-e", "1M", "-f", "16",
+                             "-J", out])
+    check(rc == 0, "rc %d: %s" % (rc, se[-800:]))
+    doc = load(out)
+    check(doc["run"]["nranks"] == 2, "nranks %s" % doc["run"]["nranks"])
+    check(all(r["wrong"] == 0 for r in doc["results"]), "wrong values with -g 2")
+    devices = [r["device"] for r in doc["observed"]["ranks"]]
+    check(len(devices) == 2 and len(set(devices)) == 2, "one distinct GPU per rank: %s" % devices)
+    validate_schema(doc)
+    out = ctx.path("gpu-g2-graph.json")
+    rc, so, se, _ = ctx.run(["--backend", "nccl", "-g", "2", "--coll", "all_reduce,all_gather", "-b", "1K", "-e", "1M",
+                             "-f", "32", "-G", "3", "-J", out])
+    check(rc == 0, "graph rc %d: %s" % (rc, se[-800:]))
+    check(all(r["wrong"] == 0 for r in load(out)["results"]), "graph mode with -g 2 keeps data checks right")
 
 
 @case
