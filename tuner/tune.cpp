@@ -48,6 +48,11 @@ std::optional<std::string> take_option(std::vector<std::string>& args, std::init
         matched = true;
         break;
       }
+      if (n.size() == 2 && a.size() > 2 && a.rfind(n, 0) == 0 && a[1] != '-') {  // -n5, as CLI11 reads it
+        value = a.substr(2);
+        matched = true;
+        break;
+      }
       const std::string eq = std::string(n) + "=";
       if (n.size() > 2 && a.rfind(eq, 0) == 0) {  // --iters=20
         value = a.substr(eq.size());
@@ -863,7 +868,7 @@ void check_new_options(const TuneOptions& o) {
 
 std::optional<int> take_iters(std::vector<std::string>& bench_args) {
   for (const auto& a : bench_args)
-    if (a == "-J" || a == "--output_file" || a.rfind("--output_file=", 0) == 0)
+    if (a.rfind("-J", 0) == 0 || a == "--output_file" || a.rfind("--output_file=", 0) == 0)
       throw UsageError("bench arguments: " + a + " is set by railkit tune itself");
   const auto v = take_option(bench_args, {"-n", "--iters"});
   if (!v) return std::nullopt;

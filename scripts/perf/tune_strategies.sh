@@ -11,6 +11,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
 out=${2:-$(mktemp -d /tmp/railkit-tune-perf.XXXXXX)}
+mkdir -p "$out"
 railkit=$build/bin/railkit
 bench_args=(--backend mpi --coll all_reduce,all_gather -b 4K -e 4M -f 16 -n 20)
 common=(--space ompi-coll --launcher mpirun --np 4 --no-validate --quiet)
