@@ -736,7 +736,10 @@ ProfileDocument Session::make_profile(const std::vector<TrialRec>& trials, const
                                 {"baseline_objective_GBps", out.baseline_objective_GBps},
                                 {"weights", o_.weights_path ? json(*o_.weights_path) : json("equal")},
                                 {"iters", o_.iters},
-                                {"seed", o_.seed}};
+                                {"seed", o_.seed},
+                                {"budget", o_.budget},
+                                {"launcher", launcher_to_json(o_.launcher)},
+                                {"bench_args", o_.bench_args}};
 
   // ---- the single environment: the best candidate when it wins somewhere and regresses nowhere
   const Settings best_settings = settings_of(sp, candidates.front());
