@@ -114,7 +114,7 @@ void print_verdict(const tuner::TuneOutcome& res) {
   for (const auto& d : p.decisions)
     std::cout << fmt::format("{:<16} {:>10} {:>14.3f} {:>14.3f} {:>8.3f} {:>18}  {}\n", d.coll, format_bytes(d.min_bytes),
                              d.baseline_busbw_GBps, d.busbw_GBps, d.ratio, fmt::format("[{:.3f}, {:.3f}]", d.ratio_lo, d.ratio_hi),
-                             d.config);
+                             d.significant ? d.config : std::string("baseline (no significant gain)"));
   std::string env;
   for (const auto& [k, v] : p.env) env += (env.empty() ? "" : " ") + k + "=" + v;
   std::cout << "# settings.env: " << (env.empty() ? "(none: the defaults stay)" : env) << "\n";
