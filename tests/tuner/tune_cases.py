@@ -134,6 +134,16 @@ def done_when(ctx):
                          "--axis", "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
                          "--axis", f"OMPI_MCA_coll_tuned_dynamic_rules_filename={rules}", "--", *QUICK)
     check(rc == 0, f"a run with the emitted rules file failed: rc {rc}\n{se}")
+    # ... and really applies it: the same file with an algorithm id that does not exist makes
+    # Open MPI's all-reduce fail (a file it could not parse would be ignored silently).
+    bad = ctx.path("bad-rules.conf")
+    with open(bad, "w") as f:
+        f.write("".join(line.replace(line.split()[1], "99", 1) if line.startswith("0 ") else line
+                        for line in text.splitlines(True)))
+    rc, so, se = ctx.run("sweep", "--bench", ctx.bench, "--launcher", "mpirun", "--np", "4", "--out", ctx.path("bad-run"),
+                         "--axis", "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                         "--axis", f"OMPI_MCA_coll_tuned_dynamic_rules_filename={bad}", "--", *QUICK)
+    check(rc == 10 and "MPI_ERR_ARG" in se, f"Open MPI did not apply the rules file (algorithm 99 ran): rc {rc}\n{se}")
 
 
 @case
