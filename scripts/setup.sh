@@ -9,7 +9,7 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libibverbs-dev
+  libibverbs-dev libyaml-dev
   python3 python3-jsonschema python3-matplotlib
 )
 

@@ -9,6 +9,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/yaml.hpp"
 #include "tuner/space.hpp"
 
 namespace railkit::tuner {
@@ -261,10 +262,14 @@ Space parse_space(const json& doc, const std::string& source) {
 Space load_space(const std::filesystem::path& path) {
   const std::string text = read_file(path);
   json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw UsageError(path.string() + ": not JSON: " + e.what());
+  if (is_yaml_path(path.string())) {
+    j = parse_yaml(text, path.string());
+  } else {
+    try {
+      j = json::parse(text);
+    } catch (const json::parse_error& e) {
+      throw UsageError(path.string() + ": not JSON: " + e.what());
+    }
   }
   return parse_space(j, path.string());
 }

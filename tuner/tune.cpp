@@ -514,7 +514,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
   for (const auto& t : trials) out.trials_failed += t.status != "ok";
   if (!best) {
     finish_dcqcn();
-    throw Error(ErrorCode::CheckFailed, fmt::format("railkit tune: none of the {} trials succeeded (see {})", trials.size(),
+    throw Error(ErrorCode::CheckFailed, fmt::format("none of the {} trials succeeded (see {})", trials.size(),
                                                      journal_.string()));
   }
 

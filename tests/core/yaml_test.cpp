@@ -1,0 +1,61 @@
+#include "core/yaml.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+
+namespace railkit {
+namespace {
+
+using json = nlohmann::json;
+
+TEST(Yaml, TypesPlainScalarsLikeTheCoreSchema) {
+  const json j = parse_yaml("a: ~\nb: null\nc:\nd: true\ne: false\nf: 42\ng: -7\nh: 2.5\ni: Ring\nj: '42'\nk: \"true\"\n", "t.yaml");
+  EXPECT_TRUE(j["a"].is_null());
+  EXPECT_TRUE(j["b"].is_null());
+  EXPECT_TRUE(j["c"].is_null());
+  EXPECT_EQ(j["d"], true);
+  EXPECT_EQ(j["e"], false);
+  EXPECT_EQ(j["f"], 42);
+  EXPECT_EQ(j["g"], -7);
+  EXPECT_DOUBLE_EQ(j["h"].get<double>(), 2.5);
+  EXPECT_EQ(j["i"], "Ring");
+  EXPECT_EQ(j["j"], "42");    // quoted: a string
+  EXPECT_EQ(j["k"], "true");  // quoted: a string
+}
+
+TEST(Yaml, NestedSequencesAndMappingsBothStyles) {
+  const json j = parse_yaml("knobs:\n  - name: X\n    values: [~, 1, two]\n  - {name: Y, values: [a]}\n", "t.yaml");
+  ASSERT_TRUE(j["knobs"].is_array());
+  ASSERT_EQ(j["knobs"].size(), 2u);
+  EXPECT_EQ(j["knobs"][0]["values"], json::parse(R"([null, 1, "two"])"));
+  EXPECT_EQ(j["knobs"][1]["name"], "Y");
+}
+
+TEST(Yaml, ErrorsNameSourceLineAndColumn) {
+  auto message = [](const std::string& text) {
+    try {
+      (void)parse_yaml(text, "s.yaml");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("a: [1, 2\n").find("s.yaml:"), std::string::npos);
+  EXPECT_NE(message("a: &x 1\nb: *x\n").find("s.yaml:2:"), std::string::npos);
+  EXPECT_NE(message("a: 1\na: 2\n").find("appears twice"), std::string::npos);
+  EXPECT_NE(message("a: 1\n---\nb: 2\n").find("more than one"), std::string::npos);
+  EXPECT_NE(message("? [1, 2]\n: x\n").find("key"), std::string::npos);
+}
+
+TEST(Yaml, EmptyDocumentIsNull) { EXPECT_TRUE(parse_yaml("", "e.yaml").is_null()); }
+
+TEST(Yaml, RecognisesYamlPaths) {
+  EXPECT_TRUE(is_yaml_path("a/space.yaml"));
+  EXPECT_TRUE(is_yaml_path("SPACE.YML"));
+  EXPECT_FALSE(is_yaml_path("space.json"));
+  EXPECT_FALSE(is_yaml_path("yaml"));
+}
+
+}  // namespace
+}  // namespace railkit
