@@ -245,6 +245,8 @@ class Session {
                   const std::string& head);
   bool set_dcqcn(const std::map<std::string, std::string>& values, std::string& error);
   bool restore_dcqcn(std::string& error);
+  /// Runs `railkit dcqcn VERB` once per node through the launcher.
+  bool run_dcqcn(const std::string& verb, const std::map<std::string, std::string>& values, std::string& error);
   std::vector<std::string> per_node_prefix() const;
   void say(const std::string& line);
   ProfileDocument make_profile(const std::vector<TrialRec>& trials, const std::vector<Config>& candidates,
@@ -289,27 +291,9 @@ std::vector<std::string> Session::per_node_prefix() const {
   return a;
 }
 
-bool Session::restore_dcqcn(std::string& error) {
-  if (!o_.dcqcn) return true;
+bool Session::run_dcqcn(const std::string& verb, const std::map<std::string, std::string>& values, std::string& error) {
   std::vector<std::string> argv = per_node_prefix();
-  argv.insert(argv.end(), {o_.dcqcn->railkit, "dcqcn", "restore", "--root", o_.dcqcn->root});
-  for (const auto& n : o_.dcqcn->netdevs) argv.insert(argv.end(), {"--netdev", n});
-  LaunchSpec spec;
-  spec.argv = argv;
-  spec.stdout_path = dir_ / "dcqcn.log";
-  spec.stderr_path = dir_ / "dcqcn.err.log";
-  spec.timeout_s = 120;
-  const LaunchResult r = run_process(spec, envp_);
-  if (r.ok()) return true;
-  error = "railkit dcqcn restore: " + r.describe() + ": " + telling_stderr_line(file_tail(spec.stderr_path, 20));
-  return false;
-}
-
-bool Session::set_dcqcn(const std::map<std::string, std::string>& values, std::string& error) {
-  if (!restore_dcqcn(error)) return false;  // "" knobs mean the NIC's own values
-  if (values.empty()) return true;
-  std::vector<std::string> argv = per_node_prefix();
-  argv.insert(argv.end(), {o_.dcqcn->railkit, "dcqcn", "apply", "--root", o_.dcqcn->root});
+  argv.insert(argv.end(), {o_.dcqcn->railkit, "dcqcn", verb, "--root", o_.dcqcn->root});
   for (const auto& n : o_.dcqcn->netdevs) argv.insert(argv.end(), {"--netdev", n});
   for (const auto& [k, v] : values) argv.insert(argv.end(), {"--set", k + "=" + v});
   LaunchSpec spec;
@@ -319,8 +303,15 @@ bool Session::set_dcqcn(const std::map<std::string, std::string>& values, std::s
   spec.timeout_s = 120;
   const LaunchResult r = run_process(spec, envp_);
   if (r.ok()) return true;
-  error = "railkit dcqcn apply: " + r.describe() + ": " + telling_stderr_line(file_tail(spec.stderr_path, 20));
+  error = "railkit dcqcn " + verb + ": " + r.describe() + ": " + telling_stderr_line(file_tail(spec.stderr_path, 20));
   return false;
+}
+
+bool Session::restore_dcqcn(std::string& error) { return !o_.dcqcn || run_dcqcn("restore", {}, error); }
+
+bool Session::set_dcqcn(const std::map<std::string, std::string>& values, std::string& error) {
+  if (!restore_dcqcn(error)) return false;  // "" knobs mean the NIC's own values
+  return values.empty() || run_dcqcn("apply", values, error);
 }
 
 Session::Launched Session::launch(const std::string& base, const std::string& label, const Settings& s, int iters,

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/railkit/launcher_flags.hpp"
 #include "apps/railkit/subcommands.hpp"
 #include "core/error.hpp"
 #include "core/launch.hpp"
@@ -29,12 +30,7 @@ struct SweepCli {
   std::string matrix;
   std::vector<std::string> presets;
   std::string topo_root = "/";
-  std::string launcher = "mpirun";
-  int np = 0;
-  int ppn = 0;
-  std::string hostfile;
-  std::vector<std::string> launcher_args;
-  std::string bench;
+  LauncherCli launch;
   std::string out;
   bool resume = false;
   bool retry_failed = false;
@@ -44,13 +40,6 @@ struct SweepCli {
   std::string format = "table";
   std::vector<std::string> bench_args;
 };
-
-std::vector<std::string> split_ws(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 int run(const SweepCli& cli) {
   tuner::SweepOptions o;
@@ -69,22 +58,8 @@ int run(const SweepCli& cli) {
   for (const auto& a : cli.axes) factors.push_back(tuner::parse_axis(a));
   o.configs = tuner::expand(factors);
 
-  o.launcher.kind = tuner::parse_launcher(cli.launcher);
-  o.launcher.np = cli.np;
-  o.launcher.ppn = cli.ppn;
-  o.launcher.hostfile = cli.hostfile;
-  for (const auto& a : cli.launcher_args)
-    for (auto& w : split_ws(a)) o.launcher.args.push_back(w);
-  o.launcher.as_root = ::geteuid() == 0;
-  o.launcher.cpus = online_cpus();
-  if (!cli.bench.empty()) {
-    o.bench = cli.bench;
-  } else {
-    const auto dir = self_exe_dir();
-    o.bench = (dir.empty() ? std::filesystem::path("railkit-bench") : dir / "railkit-bench").string();
-    if (::access(o.bench.c_str(), X_OK) != 0)
-      throw UsageError("railkit-bench not found next to railkit (" + o.bench + "); pass --bench PATH");
-  }
+  o.launcher = launcher_options(cli.launch);
+  o.bench = bench_path(cli.launch);
   o.bench_args = cli.bench_args;
   o.out_dir = cli.out;
   o.resume = cli.resume;
@@ -135,15 +110,7 @@ std::function<int()> setup_sweep(CLI::App& app) {
       ->check(CLI::IsMember({"pxn", "rails", "algo"}));
   app.add_option("--topo-root", cli->topo_root, "node (or captured/fixture tree) that --preset rails probes")
       ->capture_default_str();
-  app.add_option("--launcher", cli->launcher, "mpirun | srun | local")
-      ->check(CLI::IsMember({"mpirun", "srun", "local"}))
-      ->capture_default_str();
-  app.add_option("--np", cli->np, "ranks (mpirun -np, srun --ntasks); default: the launcher's")->check(CLI::PositiveNumber);
-  app.add_option("--ppn", cli->ppn, "ranks per node (mpirun -N, srun --ntasks-per-node)")->check(CLI::PositiveNumber);
-  app.add_option("--hostfile", cli->hostfile, "hosts file (mpirun --hostfile, srun --nodefile)");
-  app.add_option("--launcher-args", cli->launcher_args, "extra launcher arguments, split at spaces (repeatable)")
-      ->allow_extra_args(false);
-  app.add_option("--bench", cli->bench, "railkit-bench to run (default: the one next to railkit)");
+  add_launcher_flags(app, cli->launch);
   app.add_option("--out", cli->out, "output directory: sweep.json, each configuration's results and logs")->required();
   app.add_flag("--resume", cli->resume, "continue the sweep in --out: skip configurations already finished");
   app.add_flag("--retry-failed", cli->retry_failed, "with --resume: run failed and timed-out configurations again");

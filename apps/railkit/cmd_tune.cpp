@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/railkit/launcher_flags.hpp"
 #include "apps/railkit/subcommands.hpp"
 #include "core/error.hpp"
 #include "core/launch.hpp"
@@ -29,12 +30,7 @@ struct TuneCli {
   std::string strategy = "coordinate";
   int budget = 0;
   std::uint64_t seed = 1;
-  std::string launcher = "mpirun";
-  int np = 0;
-  int ppn = 0;
-  std::string hostfile;
-  std::vector<std::string> launcher_args;
-  std::string bench;
+  LauncherCli launch;
   std::string out;
   std::string resume;
   double timeout_s = 600;
@@ -55,13 +51,6 @@ struct TuneCli {
   bool list_tunables = false;
   std::vector<std::string> bench_args;
 };
-
-std::vector<std::string> split_ws(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 int list_spaces() {
   for (auto n : tuner::kBuiltinSpaces) {
@@ -140,22 +129,9 @@ int run(const TuneCli& cli) {
     o.strategy = cli.strategy;
     o.budget = cli.budget;
     o.seed = cli.seed;
-    o.launcher.kind = tuner::parse_launcher(cli.launcher);
-    o.launcher.np = cli.np;
-    o.launcher.ppn = cli.ppn;
-    o.launcher.hostfile = cli.hostfile;
-    for (const auto& a : cli.launcher_args)
-      for (auto& w : split_ws(a)) o.launcher.args.push_back(w);
-    o.launcher.as_root = ::geteuid() == 0;
-    o.launcher.cpus = online_cpus();
+    o.launcher = launcher_options(cli.launch);
+    o.bench = bench_path(cli.launch);
     const auto dir = self_exe_dir();
-    if (!cli.bench.empty()) {
-      o.bench = cli.bench;
-    } else {
-      o.bench = (dir.empty() ? std::filesystem::path("railkit-bench") : dir / "railkit-bench").string();
-      if (::access(o.bench.c_str(), X_OK) != 0)
-        throw UsageError("railkit-bench not found next to railkit (" + o.bench + "); pass --bench PATH");
-    }
     o.bench_args = cli.bench_args;
     if (auto n = tuner::take_iters(o.bench_args)) o.iters = *n;
     o.space = tuner::restrict_to(o.space, tuner::bench_collectives(o.bench_args));
@@ -207,15 +183,7 @@ std::function<int()> setup_tune(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--budget", cli->budget, "most search trials (0 = every configuration; grid only)")->capture_default_str();
   app.add_option("--seed", cli->seed, "seed of random and halving")->capture_default_str();
-  app.add_option("--launcher", cli->launcher, "mpirun | srun | local")
-      ->check(CLI::IsMember({"mpirun", "srun", "local"}))
-      ->capture_default_str();
-  app.add_option("--np", cli->np, "ranks (mpirun -np, srun --ntasks)")->check(CLI::PositiveNumber);
-  app.add_option("--ppn", cli->ppn, "ranks per node (mpirun -N, srun --ntasks-per-node)")->check(CLI::PositiveNumber);
-  app.add_option("--hostfile", cli->hostfile, "hosts file (mpirun --hostfile, srun --nodefile)");
-  app.add_option("--launcher-args", cli->launcher_args, "extra launcher arguments, split at spaces (repeatable)")
-      ->allow_extra_args(false);
-  app.add_option("--bench", cli->bench, "railkit-bench to run (default: the one next to railkit)");
+  add_launcher_flags(app, cli->launch);
   app.add_option("--out", cli->out, "session directory: journal.jsonl, trial results, profile.json");
   app.add_option("--resume", cli->resume, "continue the session in this directory (after a crash, Ctrl-C or kill)");
   app.add_option("--timeout-s", cli->timeout_s, "wall-clock limit per trial in seconds; a trial past it is recorded as timeout")

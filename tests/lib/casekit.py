@@ -44,3 +44,27 @@ def listing(cases):
     """The case names, ';'-separated, for CMake's foreach."""
     sys.stdout.write(";".join(cases) + "\n")
     return 0
+
+
+def railkit_main(cases, doc, make_ctx, prefix):
+    """The command line of a railkit control-plane case script:
+        SCRIPT --railkit PATH [--bench PATH] --case NAME | --list
+    Runs the case with make_ctx(railkit, bench_or_None, tmpdir) in a fresh temporary directory
+    (named PREFIX...); a subprocess timeout counts as a failure. Returns the exit code."""
+    import argparse
+    import os
+    import subprocess
+    import tempfile
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--railkit", help="the railkit binary")
+    ap.add_argument("--bench", help="railkit-bench (default: the one next to railkit)")
+    ap.add_argument("--case", choices=sorted(cases))
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args()
+    if a.list:
+        return listing(cases)
+    if not a.railkit or not a.case:
+        ap.error("--railkit and --case are required")
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        ctx = make_ctx(os.path.abspath(a.railkit), os.path.abspath(a.bench) if a.bench else None, tmp)
+        return cases.run(a.case, ctx, also_failures=(subprocess.TimeoutExpired,))

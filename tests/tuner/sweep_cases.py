@@ -8,7 +8,6 @@
 railkit passes --allow-run-as-root (as root) and --oversubscribe (single host) to mpirun itself,
 so these tests set no OMPI_* variables. Exit 0 pass, 1 fail, 77 skipped.
 """
-import argparse
 import csv
 import io
 import json
@@ -16,14 +15,13 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 PLOT_SCRIPT = os.path.join(ROOT, "scripts", "plot_results.py")
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from casekit import Cases, Failure, Skip, check, listing  # noqa: E402
+from casekit import Cases, Failure, Skip, check, railkit_main  # noqa: E402
 
 CASES = Cases()
 case = CASES.add
@@ -292,21 +290,5 @@ def report_plot(ctx):
     check("<svg" in text and "all_reduce float sum, out-of-place" in text, "svg without the panel title")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--railkit", help="the railkit binary")
-    ap.add_argument("--bench", help="railkit-bench (default: the one next to railkit)")
-    ap.add_argument("--case", choices=sorted(CASES))
-    ap.add_argument("--list", action="store_true")
-    a = ap.parse_args()
-    if a.list:
-        return listing(CASES)
-    if not a.railkit or not a.case:
-        ap.error("--railkit and --case are required")
-    with tempfile.TemporaryDirectory(prefix="railkit-sweep-") as tmp:
-        ctx = Ctx(os.path.abspath(a.railkit), os.path.abspath(a.bench) if a.bench else None, tmp)
-        return CASES.run(a.case, ctx, also_failures=(subprocess.TimeoutExpired,))
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(railkit_main(CASES, __doc__, Ctx, "railkit-sweep-"))

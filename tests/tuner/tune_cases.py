@@ -9,14 +9,12 @@ when installed).
 railkit passes --allow-run-as-root (as root) and --oversubscribe (single host) to mpirun itself.
 Exit 0 pass, 1 fail, 77 skipped.
 """
-import argparse
 import json
 import os
 import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -24,7 +22,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 GEN_DCQCN = os.path.join(ROOT, "tests", "fixtures", "dcqcn", "gen_dcqcn.py")
 PROFILE_SCHEMA = os.path.join(ROOT, "profiles", "railkit.profile.schema.json")
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from casekit import Cases, Failure, Skip, check, listing  # noqa: E402
+from casekit import Cases, Failure, check, railkit_main  # noqa: E402
 
 CASES = Cases()
 case = CASES.add
@@ -330,21 +328,5 @@ def bad_inputs(ctx):
     bad(["--space", "ompi-coll", "--budget", "1", "--strategy", "grid", "--out", out], "--resume")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--railkit", help="the railkit binary")
-    ap.add_argument("--bench", help="railkit-bench (default: the one next to railkit)")
-    ap.add_argument("--case", choices=sorted(CASES))
-    ap.add_argument("--list", action="store_true")
-    a = ap.parse_args()
-    if a.list:
-        return listing(CASES)
-    if not a.railkit or not a.case:
-        ap.error("--railkit and --case are required")
-    with tempfile.TemporaryDirectory(prefix="railkit-tune-") as tmp:
-        ctx = Ctx(os.path.abspath(a.railkit), os.path.abspath(a.bench) if a.bench else None, tmp)
-        return CASES.run(a.case, ctx, also_failures=(subprocess.TimeoutExpired,))
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(railkit_main(CASES, __doc__, Ctx, "railkit-tune-"))

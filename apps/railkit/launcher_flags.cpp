@@ -1,0 +1,54 @@
+#include "apps/railkit/launcher_flags.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/launch.hpp"
+
+namespace railkit::app {
+
+void add_launcher_flags(CLI::App& app, LauncherCli& cli) {
+  app.add_option("--launcher", cli.launcher, "mpirun | srun | local")
+      ->check(CLI::IsMember({"mpirun", "srun", "local"}))
+      ->capture_default_str();
+  app.add_option("--np", cli.np, "ranks (mpirun -np, srun --ntasks); default: the launcher's")->check(CLI::PositiveNumber);
+  app.add_option("--ppn", cli.ppn, "ranks per node (mpirun -N, srun --ntasks-per-node)")->check(CLI::PositiveNumber);
+  app.add_option("--hostfile", cli.hostfile, "hosts file (mpirun --hostfile, srun --nodefile)");
+  app.add_option("--launcher-args", cli.launcher_args, "extra launcher arguments, split at spaces (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--bench", cli.bench, "railkit-bench to run (default: the one next to railkit)");
+}
+
+std::vector<std::string> split_ws(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+tuner::LauncherOptions launcher_options(const LauncherCli& cli) {
+  tuner::LauncherOptions l;
+  l.kind = tuner::parse_launcher(cli.launcher);
+  l.np = cli.np;
+  l.ppn = cli.ppn;
+  l.hostfile = cli.hostfile;
+  for (const auto& a : cli.launcher_args)
+    for (auto& w : split_ws(a)) l.args.push_back(w);
+  l.as_root = ::geteuid() == 0;
+  l.cpus = online_cpus();
+  return l;
+}
+
+std::string bench_path(const LauncherCli& cli) {
+  if (!cli.bench.empty()) return cli.bench;
+  const auto dir = self_exe_dir();
+  std::string bench = (dir.empty() ? std::filesystem::path("railkit-bench") : dir / "railkit-bench").string();
+  if (::access(bench.c_str(), X_OK) != 0)
+    throw UsageError("railkit-bench not found next to railkit (" + bench + "); pass --bench PATH");
+  return bench;
+}
+
+}  // namespace railkit::app

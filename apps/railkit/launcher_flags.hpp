@@ -1,0 +1,35 @@
+#pragma once
+// The flags every subcommand that launches railkit-bench shares (sweep, tune, accept):
+// --launcher, --np, --ppn, --hostfile, --launcher-args, --bench.
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tuner/sweep.hpp"
+
+namespace railkit::app {
+
+/// The launcher flags as given.
+struct LauncherCli {
+  std::string launcher = "mpirun";
+  int np = 0;
+  int ppn = 0;
+  std::string hostfile;
+  std::vector<std::string> launcher_args;
+  std::string bench;
+};
+
+/// Registers the flags on `app`.
+void add_launcher_flags(CLI::App& app, LauncherCli& cli);
+
+/// The launcher options (as_root and cpus from this machine). Throws UsageError.
+tuner::LauncherOptions launcher_options(const LauncherCli& cli);
+
+/// --bench, or the railkit-bench next to this railkit. Throws UsageError when that is missing.
+std::string bench_path(const LauncherCli& cli);
+
+/// Splits at whitespace.
+std::vector<std::string> split_ws(const std::string& s);
+
+}  // namespace railkit::app
