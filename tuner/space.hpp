@@ -91,8 +91,14 @@ Config config_from_json(const Space& s, const nlohmann::json& j, const std::stri
 /// Names of the built-in spaces, in the order `--help` lists them.
 inline constexpr std::string_view kBuiltinSpaces[] = {"ompi-coll", "nccl-proto", "nccl-net", "dcqcn"};
 
-/// A built-in space. Throws UsageError for an unknown name.
-Space builtin_space(std::string_view name);
+/// Open MPI's number of algorithms per collective ("allreduce" -> 7), as
+/// `ompi_info --parsable --param coll tuned --level 9` lists them (`..._algorithm_count:value:N`).
+using OmpiAlgorithmCounts = std::map<std::string, int>;
+OmpiAlgorithmCounts parse_ompi_info_counts(const std::string& text);
+
+/// A built-in space. `ompi_counts` sizes ompi-coll's algorithm ids (empty: Open MPI 4.1's).
+/// Throws UsageError for an unknown name.
+Space builtin_space(std::string_view name, const OmpiAlgorithmCounts& ompi_counts = {});
 
 /// Parses a space document (JSON, `railkit.space/1`); `source` names it in errors. Every knob
 /// must be a row of the tunables table and every value valid for it. Throws UsageError.
@@ -100,7 +106,7 @@ Space parse_space(const nlohmann::json& doc, const std::string& source);
 /// Reads a space file. Throws UsageError / IoError naming the file.
 Space load_space(const std::filesystem::path& path);
 /// A built-in name or a file path.
-Space resolve_space(const std::string& name_or_path);
+Space resolve_space(const std::string& name_or_path, const OmpiAlgorithmCounts& ompi_counts = {});
 
 /// The space as a document parse_space accepts (for the journal).
 nlohmann::ordered_json space_to_json(const Space& s);

@@ -111,18 +111,27 @@ std::vector<std::string> ints(int from, int to) {
 
 // Open MPI 4.1's tuned collectives (the algorithm ids `ompi_info --param coll tuned --level 9`
 // lists). Only the segmented ring (5) of all-reduce uses a forced segment size.
-Space ompi_coll() {
+Space ompi_coll(const OmpiAlgorithmCounts& counts) {
   const std::string p = "OMPI_MCA_coll_tuned_";
+  // Algorithm ids 0 .. count-1; the count from ompi_info when given, within the tunables table.
+  auto ids = [&](const std::string& coll, int count_41) {
+    auto it = counts.find(coll);
+    int n = it != counts.end() ? it->second : count_41;
+    const Tunable* t = find_tunable(p + coll + "_algorithm");
+    n = std::clamp(n, 1, static_cast<int>(t->max) + 1);
+    return ints(0, n - 1);
+  };
+  std::string doc = "Open MPI tuned collectives: forced algorithm per collective (0 = Open MPI's own decision); ids ";
+  doc += counts.empty() ? "of Open MPI 4.1 (ompi_info not consulted)" : "as ompi_info lists them";
   return from_specs(
-      "ompi-coll", "Open MPI tuned collectives: forced algorithm per collective (0 = Open MPI's own decision)",
-      {{p + "use_dynamic_rules", "1"}},
+      "ompi-coll", doc, {{p + "use_dynamic_rules", "1"}},
       {
-          {p + "allreduce_algorithm", ints(0, 6), "", {"all_reduce"}, std::nullopt, false},
+          {p + "allreduce_algorithm", ids("allreduce", 7), "", {"all_reduce"}, std::nullopt, false},
           {p + "allreduce_algorithm_segmentsize", {"0", "8192", "32768", "131072", "524288"}, "", {"all_reduce"},
            Condition{p + "allreduce_algorithm", "==", {"5"}}},
-          {p + "allgather_algorithm", ints(0, 6), "", {"all_gather"}, std::nullopt, false},
-          {p + "reduce_scatter_algorithm", ints(0, 4), "", {"reduce_scatter"}, std::nullopt, false},
-          {p + "alltoall_algorithm", ints(0, 5), "", {"alltoall"}, std::nullopt, false},
+          {p + "allgather_algorithm", ids("allgather", 7), "", {"all_gather"}, std::nullopt, false},
+          {p + "reduce_scatter_algorithm", ids("reduce_scatter", 5), "", {"reduce_scatter"}, std::nullopt, false},
+          {p + "alltoall_algorithm", ids("alltoall", 6), "", {"alltoall"}, std::nullopt, false},
       });
 }
 
@@ -192,8 +201,29 @@ void check_keys(const json& j, std::initializer_list<std::string_view> allowed, 
 
 }  // namespace
 
-Space builtin_space(std::string_view name) {
-  if (name == "ompi-coll") return ompi_coll();
+OmpiAlgorithmCounts parse_ompi_info_counts(const std::string& text) {
+  // mca:coll:tuned:param:coll_tuned_allreduce_algorithm_count:value:7
+  OmpiAlgorithmCounts counts;
+  std::istringstream in(text);
+  const std::string head = "mca:coll:tuned:param:coll_tuned_";
+  const std::string tail = "_algorithm_count:value:";
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(head, 0) != 0) continue;
+    const size_t t = line.find(tail, head.size());
+    if (t == std::string::npos) continue;
+    try {
+      size_t used = 0;
+      const std::string num = line.substr(t + tail.size());
+      const int n = std::stoi(num, &used);
+      if (used == num.size() && n > 0) counts[line.substr(head.size(), t - head.size())] = n;
+    } catch (const std::exception&) {
+    }
+  }
+  return counts;
+}
+
+Space builtin_space(std::string_view name, const OmpiAlgorithmCounts& ompi_counts) {
+  if (name == "ompi-coll") return ompi_coll(ompi_counts);
   if (name == "nccl-proto") return nccl_proto();
   if (name == "nccl-net") return nccl_net();
   if (name == "dcqcn") return dcqcn();
@@ -274,9 +304,9 @@ Space load_space(const std::filesystem::path& path) {
   return parse_space(j, path.string());
 }
 
-Space resolve_space(const std::string& name_or_path) {
+Space resolve_space(const std::string& name_or_path, const OmpiAlgorithmCounts& ompi_counts) {
   if (std::find(std::begin(kBuiltinSpaces), std::end(kBuiltinSpaces), name_or_path) != std::end(kBuiltinSpaces))
-    return builtin_space(name_or_path);
+    return builtin_space(name_or_path, ompi_counts);
   std::error_code ec;
   if (std::filesystem::is_regular_file(name_or_path, ec)) return load_space(name_or_path);
   return builtin_space(name_or_path);  // throws, listing the built-in names

@@ -12,6 +12,7 @@
 
 #include "apps/railkit/launcher_flags.hpp"
 #include "apps/railkit/subcommands.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/launch.hpp"
 #include "core/tunables.hpp"
@@ -52,9 +53,32 @@ struct TuneCli {
   std::vector<std::string> bench_args;
 };
 
+/// Open MPI's algorithm counts from this machine's ompi_info; empty when it is not there.
+tuner::OmpiAlgorithmCounts ompi_counts() {
+  char tmpl[] = "/tmp/railkit-ompi-info.XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  if (fd < 0) return {};
+  ::close(fd);
+  LaunchSpec spec;
+  spec.argv = {"ompi_info", "--parsable", "--param", "coll", "tuned", "--level", "9"};
+  spec.stdout_path = tmpl;
+  spec.stderr_path = "/dev/null";
+  spec.timeout_s = 30;
+  const LaunchResult r = run_process(spec, environ);
+  std::string text;
+  if (r.ok()) {
+    try {
+      text = read_file(tmpl);
+    } catch (const Error&) {
+    }
+  }
+  ::unlink(tmpl);
+  return tuner::parse_ompi_info_counts(text);
+}
+
 int list_spaces() {
   for (auto n : tuner::kBuiltinSpaces) {
-    const tuner::Space s = tuner::builtin_space(n);
+    const tuner::Space s = tuner::builtin_space(n, n == "ompi-coll" ? ompi_counts() : tuner::OmpiAlgorithmCounts{});
     std::cout << fmt::format("{} ({} configurations): {}\n", s.name, tuner::config_count(s), s.doc);
     for (const auto& [k, v] : s.fixed_env) std::cout << fmt::format("  fixed {}={}\n", k, v);
     for (const auto& k : s.knobs) {
@@ -125,7 +149,7 @@ int run(const TuneCli& cli) {
     if (cli.out.empty()) throw UsageError("--out DIR is required (or --resume DIR)");
     if (cli.space.empty()) throw UsageError("--space is required: a built-in space (--list-spaces) or a space file");
     tuner::TuneOptions o;
-    o.space = tuner::resolve_space(cli.space);
+    o.space = tuner::resolve_space(cli.space, cli.space == "ompi-coll" ? ompi_counts() : tuner::OmpiAlgorithmCounts{});
     o.strategy = cli.strategy;
     o.budget = cli.budget;
     o.seed = cli.seed;

@@ -950,3 +950,35 @@ TEST(Tunables, EveryRow) {
 
 }  // namespace
 }  // namespace railkit::tuner
+
+// ---------------------------------------------------------------- ompi-coll sized by ompi_info
+
+namespace railkit::tuner {
+namespace {
+
+TEST(SpaceLoad, OmpiCollTakesTheAlgorithmCountsOmpiInfoLists) {
+  const std::string text =
+      "mca:coll:tuned:param:coll_tuned_allreduce_algorithm_count:value:8\n"
+      "mca:coll:tuned:param:coll_tuned_allreduce_algorithm_count:source:default\n"
+      "mca:coll:tuned:param:coll_tuned_allgather_algorithm_count:value:3\n"
+      "mca:coll:tuned:param:coll_tuned_alltoall_algorithm_count:value:junk\n"
+      "mca:coll:tuned:param:coll_tuned_bcast_algorithm:value:0\n";
+  const OmpiAlgorithmCounts c = parse_ompi_info_counts(text);
+  EXPECT_EQ(c, (OmpiAlgorithmCounts{{"allreduce", 8}, {"allgather", 3}}));
+  const Space s = builtin_space("ompi-coll", c);
+  auto values_of = [&](const std::string& name) {
+    for (const auto& k : s.knobs)
+      if (k.name == name) return k.values;
+    return std::vector<std::string>{};
+  };
+  EXPECT_EQ(values_of("OMPI_MCA_coll_tuned_allreduce_algorithm").size(), 8u);
+  EXPECT_EQ(values_of("OMPI_MCA_coll_tuned_allgather_algorithm"), (std::vector<std::string>{"0", "1", "2"}));
+  EXPECT_EQ(values_of("OMPI_MCA_coll_tuned_alltoall_algorithm").size(), 6u);  // Open MPI 4.1's, as without ompi_info
+  EXPECT_EQ(values_of("OMPI_MCA_coll_tuned_reduce_scatter_algorithm").size(), 5u);
+  // Never beyond the tunables table's range.
+  const Space big = builtin_space("ompi-coll", {{"allreduce", 99}});
+  EXPECT_EQ(big.knobs.front().values.back(), std::to_string(find_tunable("OMPI_MCA_coll_tuned_allreduce_algorithm")->max));
+}
+
+}  // namespace
+}  // namespace railkit::tuner
