@@ -59,6 +59,10 @@ constexpr Subcommand kSubcommands[] = {
      "summarise NCCL debug logs (NCCL_DEBUG=INFO): network, NICs, PXN relays, GDR, graph patterns, tuner plugin; "
      "--env checks contradictions",
      railkit::app::setup_nccl_log},
+    {"profile",
+     "use a profile: show, check it against this node, print its environment (env), run a command with it (exec), "
+     "export it for Kubernetes, Slurm, nccl.conf, NCCL's example tuner or Open MPI",
+     railkit::app::setup_profile},
     {"report", "compare results documents or sweep directories: busbw per size vs a baseline, winners; --plot",
      railkit::app::setup_report},
     {"sweep", "run railkit-bench once per configuration of a matrix (bench arguments after --) and compare them",

@@ -19,6 +19,9 @@ std::function<int()> setup_report(CLI::App& app);
 /// `railkit nccl-log`: summarises NCCL debug logs as JSON (apps/railkit/cmd_nccl_log.cpp).
 std::function<int()> setup_nccl_log(CLI::App& app);
 
+/// `railkit profile show|check|env|exec|export`: consumes a profile document (apps/railkit/cmd_profile.cpp).
+std::function<int()> setup_profile(CLI::App& app);
+
 /// `railkit tune`: searches a space of settings and writes a validated profile (apps/railkit/cmd_tune.cpp).
 std::function<int()> setup_tune(CLI::App& app);
 

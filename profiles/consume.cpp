@@ -1,0 +1,500 @@
+#include "profiles/consume.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "tuner/tune.hpp"
+
+namespace railkit::profiles {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, Shell>, 4> kShells = {{
+    {"bash", Shell::Bash}, {"zsh", Shell::Zsh}, {"fish", Shell::Fish}, {"dotenv", Shell::Dotenv}}};
+
+constexpr std::array<std::pair<std::string_view, ExportFormat>, 6> kFormats = {{
+    {"k8s-configmap", ExportFormat::K8sConfigMap},
+    {"k8s-env", ExportFormat::K8sEnv},
+    {"slurm", ExportFormat::Slurm},
+    {"nccl-conf", ExportFormat::NcclConf},
+    {"nccl-tuner-csv", ExportFormat::NcclTunerCsv},
+    {"ompi-rules", ExportFormat::OmpiRules},
+}};
+
+/// NCCL's setEnvFile (src/misc/param.cc) copies at most 1023 bytes of a value.
+constexpr std::size_t kNcclConfMaxValue = 1023;
+/// The example tuner plugin reads lines into a 256-byte buffer; header lines stay well below.
+constexpr std::size_t kCommentMax = 100;
+
+/// railkit-bench collective -> the example tuner plugin's collective name.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kTunerColls = {{
+    {"all_reduce", "allreduce"}, {"all_gather", "allgather"}, {"reduce_scatter", "reducescatter"},
+    {"broadcast", "broadcast"}, {"reduce", "reduce"}}};
+
+/// NCCL_ALGO / NCCL_PROTO names (the tunables table's spelling, compared case-insensitively) ->
+/// the example tuner plugin's.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kTunerAlgos = {{
+    {"ring", "ring"}, {"tree", "tree"}, {"collnetdirect", "collnet_direct"}, {"collnetchain", "collnet_chain"},
+    {"nvls", "nvls"}, {"nvlstree", "nvls_tree"}, {"pat", "pat"}}};
+constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kTunerProtos = {{
+    {"ll", "ll"}, {"ll128", "ll128"}, {"simple", "simple"}}};
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  std::transform(r.begin(), r.end(), r.begin(), [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
+  return r;
+}
+
+template <class Table>
+auto lookup(const Table& t, std::string_view key) -> std::optional<typename Table::value_type::second_type> {
+  for (const auto& [k, v] : t)
+    if (k == key) return v;
+  return std::nullopt;
+}
+
+/// display(s), cut to `max` characters, for a comment line.
+std::string comment_text(std::string_view s, std::size_t max = kCommentMax) {
+  std::string d = display(s);
+  if (d.size() > max) d = d.substr(0, max) + "...";
+  return d;
+}
+
+/// Decodes one UTF-8 sequence at s[i]; advances i. nullopt on an invalid sequence.
+std::optional<std::uint32_t> next_code_point(std::string_view s, std::size_t& i) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  if (b0 < 0x80) {
+    ++i;
+    return b0;
+  }
+  int len = 0;
+  std::uint32_t cp = 0, min = 0;
+  if ((b0 & 0xE0) == 0xC0) {
+    len = 2, cp = b0 & 0x1Fu, min = 0x80;
+  } else if ((b0 & 0xF0) == 0xE0) {
+    len = 3, cp = b0 & 0x0Fu, min = 0x800;
+  } else if ((b0 & 0xF8) == 0xF0) {
+    len = 4, cp = b0 & 0x07u, min = 0x10000;
+  } else {
+    return std::nullopt;
+  }
+  if (i + static_cast<std::size_t>(len) > s.size()) return std::nullopt;
+  for (int k = 1; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
+    if ((b & 0xC0) != 0x80) return std::nullopt;
+    cp = (cp << 6) | (b & 0x3Fu);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return std::nullopt;
+  i += static_cast<std::size_t>(len);
+  return cp;
+}
+
+std::string header_comment(const ProfileDocument& p, std::string_view what) {
+  return fmt::format("# railkit profile {}: {}\n", comment_text(p.name), what);
+}
+
+/// The warning for decisions whose settings an environment cannot carry (per size range).
+void warn_decisions(const ProfileDocument& p, std::vector<std::string>& warnings) {
+  const auto n = std::count_if(p.decisions.begin(), p.decisions.end(), [](const ProfileDecision& d) { return !d.env.empty(); });
+  if (n > 0)
+    warnings.push_back(fmt::format(
+        "{} decision(s) set per-size settings (decisions[].env) that one environment cannot carry; only settings.env "
+        "is exported here (use `railkit profile export --format nccl-tuner-csv` or `ompi-rules` for the decisions)",
+        n));
+}
+
+std::string shell_line(Shell shell, const std::string& name, const std::string& value) {
+  switch (shell) {
+    case Shell::Bash:
+    case Shell::Zsh: return "export " + name + "=" + posix_quote(value) + "\n";
+    case Shell::Fish: return "set -gx " + name + " " + fish_quote(value) + "\n";
+    case Shell::Dotenv: return name + "=" + posix_quote(value) + "\n";
+  }
+  return {};
+}
+
+Rendered slurm(const ProfileDocument& p) {
+  Rendered r;
+  r.text = header_comment(p, "settings.env for a Slurm job");
+  r.text += "# In the batch script: `source` this file before srun (srun passes the environment on: --export=ALL).\n";
+  for (const auto& [k, v] : p.env) r.text += shell_line(Shell::Bash, k, v);
+  warn_decisions(p, r.warnings);
+  return r;
+}
+
+Rendered k8s_env(const ProfileDocument& p) {
+  Rendered r;
+  r.text = header_comment(p, "settings.env as the env list of a container spec");
+  if (p.env.empty()) {
+    r.text += "env: []\n";
+  } else {
+    r.text += "env:\n";
+    for (const auto& [k, v] : p.env)
+      r.text += fmt::format("  - name: {}\n    value: {}\n", k, yaml_quote(v, "settings.env." + k));
+  }
+  warn_decisions(p, r.warnings);
+  return r;
+}
+
+Rendered k8s_configmap(const ProfileDocument& p, const ExportOptions& o) {
+  const std::string name = o.configmap_name.empty() ? configmap_name_for(p.name) : o.configmap_name;
+  const bool valid_name = !name.empty() && name.size() <= 63 && name.front() != '-' && name.back() != '-' &&
+                          std::all_of(name.begin(), name.end(), [](char c) {
+                            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+                          });
+  if (!valid_name)
+    throw UsageError(fmt::format("--name {}: not a Kubernetes name (lowercase letters, digits and '-', at most 63, "
+                                 "starting and ending with a letter or digit)",
+                                 display(name)));
+  Rendered r;
+  r.text = header_comment(p, "settings.env as a Kubernetes ConfigMap");
+  r.text += fmt::format(
+      "# Use it in a container spec (kubectl apply -f this file first):\n"
+      "#   envFrom:\n"
+      "#     - configMapRef:\n"
+      "#         name: {}\n",
+      name);
+  r.text += fmt::format(
+      "apiVersion: v1\n"
+      "kind: ConfigMap\n"
+      "metadata:\n"
+      "  name: {}\n"
+      "  labels:\n"
+      "    app.kubernetes.io/managed-by: railkit\n",
+      name);
+  if (p.env.empty()) {
+    r.text += "data: {}\n";
+  } else {
+    r.text += "data:\n";
+    for (const auto& [k, v] : p.env) r.text += fmt::format("  {}: {}\n", k, yaml_quote(v, "settings.env." + k));
+  }
+  warn_decisions(p, r.warnings);
+  return r;
+}
+
+Rendered nccl_conf(const ProfileDocument& p) {
+  Rendered r;
+  r.text = header_comment(p, "settings.env for nccl.conf");
+  r.text +=
+      "# NCCL reads NAME=value lines verbatim (no quoting) from $NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf;\n"
+      "# a variable already in the environment wins.\n";
+  for (const auto& [k, v] : p.env) {
+    if (k.rfind("NCCL_", 0) != 0) {
+      r.warnings.push_back(fmt::format("settings.env.{}: not an NCCL variable; left out of nccl.conf", k));
+      continue;
+    }
+    if (v.find_first_of("\r\n") != std::string::npos)
+      throw UsageError(fmt::format("settings.env.{}: the value {} holds a line break, which nccl.conf cannot carry "
+                                   "(NCCL reads one NAME=value per line, unquoted)",
+                                   k, display(v)));
+    if (v.size() > kNcclConfMaxValue)
+      throw UsageError(fmt::format("settings.env.{}: the value is {} bytes; NCCL reads at most {} from nccl.conf", k,
+                                   v.size(), kNcclConfMaxValue));
+    r.text += k + "=" + v + "\n";
+  }
+  warn_decisions(p, r.warnings);
+  return r;
+}
+
+/// The single algorithm or protocol `value` selects for `coll` (tuner name), in the example
+/// plugin's spelling; nullopt when it is a list, an exclusion or unknown.
+std::optional<std::string> single_choice(std::string_view value, std::string_view coll, bool algo) {
+  std::string v = lower(value);
+  if (v.find(':') != std::string::npos) {  // per collective: "allreduce:ring;broadcast:tree"
+    std::optional<std::string> mine;
+    std::size_t start = 0;
+    while (start <= v.size()) {
+      const std::size_t end = std::min(v.find(';', start), v.size());
+      const std::string part = v.substr(start, end - start);
+      const std::size_t colon = part.find(':');
+      if (colon != std::string::npos && part.substr(0, colon) == coll) mine = part.substr(colon + 1);
+      start = end + 1;
+    }
+    if (!mine) return std::nullopt;
+    v = *mine;
+  }
+  const auto found = algo ? lookup(kTunerAlgos, v) : lookup(kTunerProtos, v);
+  if (!found) return std::nullopt;
+  return std::string(*found);
+}
+
+Rendered nccl_tuner_csv(const ProfileDocument& p) {
+  Rendered r;
+  r.text = header_comment(p, "decisions for NCCL's example tuner plugin");
+  r.text +=
+      "# Format: collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks\n"
+      "# Load with NCCL_TUNER_PLUGIN=<libnccl-tuner-example.so> NCCL_TUNER_CONFIG_FILE=<this file>\n";
+  const int nodes = p.cluster.nodes > 0 ? p.cluster.nodes : -1;
+  const int ranks = p.cluster.ranks > 0 ? p.cluster.ranks : -1;
+  int lines = 0;
+  for (std::size_t i = 0; i < p.decisions.size(); ++i) {
+    const ProfileDecision& d = p.decisions[i];
+    if (!d.env.count("NCCL_ALGO") && !d.env.count("NCCL_PROTO")) continue;
+    const std::string where = fmt::format("decisions[{}] ({} {}..{})", i, d.coll, d.min_bytes, d.max_bytes);
+    const auto coll = lookup(kTunerColls, d.coll);
+    if (!coll) {
+      r.warnings.push_back(where + ": the example tuner plugin has no rules for this collective; left out");
+      continue;
+    }
+    std::map<std::string, std::string> env = p.env;
+    for (const auto& [k, v] : d.env) env[k] = v;
+    const auto algo = env.count("NCCL_ALGO") ? single_choice(env["NCCL_ALGO"], *coll, true) : std::nullopt;
+    const auto proto = env.count("NCCL_PROTO") ? single_choice(env["NCCL_PROTO"], *coll, false) : std::nullopt;
+    if (!algo || !proto) {
+      r.warnings.push_back(where + ": a tuner rule needs exactly one algorithm (NCCL_ALGO) and one protocol "
+                                   "(NCCL_PROTO) for the collective; left out");
+      continue;
+    }
+    const std::string channels = env.count("NCCL_MAX_NCHANNELS") ? env["NCCL_MAX_NCHANNELS"] : "-1";
+    r.text += fmt::format("{},{},{},{},{},{},{},{}\n", *coll, d.min_bytes, d.max_bytes, *algo, *proto, channels, nodes, ranks);
+    ++lines;
+  }
+  if (lines == 0) r.warnings.push_back("no decision sets NCCL_ALGO or NCCL_PROTO in a way the tuner can use; the file holds no rules");
+  return r;
+}
+
+Rendered ompi_rules(const ProfileDocument& p) {
+  std::vector<ProfileDecision> ds = p.decisions;
+  for (auto& d : ds) d.config = comment_text(d.config);  // the rules file puts it in a comment
+  Rendered r;
+  r.text = header_comment(p, "decisions as Open MPI coll/tuned dynamic rules");
+  r.text += tuner::ompi_rules(ds, p.cluster.ranks);
+  return r;
+}
+
+}  // namespace
+
+Shell parse_shell(std::string_view name) {
+  if (const auto s = lookup(kShells, name)) return *s;
+  std::string valid;
+  for (const auto& n : shell_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw UsageError(fmt::format("--shell {}: unknown (one of {})", display(name), valid));
+}
+
+ExportFormat parse_export_format(std::string_view name) {
+  if (const auto f = lookup(kFormats, name)) return *f;
+  std::string valid;
+  for (const auto& n : export_format_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw UsageError(fmt::format("--format {}: unknown (one of {})", display(name), valid));
+}
+
+std::vector<std::string> shell_names() {
+  std::vector<std::string> r;
+  for (const auto& [n, _] : kShells) r.emplace_back(n);
+  return r;
+}
+
+std::vector<std::string> export_format_names() {
+  std::vector<std::string> r;
+  for (const auto& [n, _] : kFormats) r.emplace_back(n);
+  return r;
+}
+
+std::string posix_quote(std::string_view value) {
+  std::string r = "'";
+  for (char c : value) {
+    if (c == '\'')
+      r += "'\\''";
+    else
+      r += c;
+  }
+  return r + "'";
+}
+
+std::string fish_quote(std::string_view value) {
+  std::string r = "'";
+  for (char c : value) {
+    if (c == '\\' || c == '\'') r += '\\';
+    r += c;
+  }
+  return r + "'";
+}
+
+std::string yaml_quote(std::string_view value, std::string_view where) {
+  std::string r = "\"";
+  std::size_t i = 0;
+  while (i < value.size()) {
+    const auto cp = next_code_point(value, i);
+    if (!cp) throw UsageError(fmt::format("{}: the value is not valid UTF-8, which YAML cannot carry", where));
+    const std::uint32_t c = *cp;
+    if (c == '\\') r += "\\\\";
+    else if (c == '"') r += "\\\"";
+    else if (c == '\n') r += "\\n";
+    else if (c == '\t') r += "\\t";
+    else if (c == '\r') r += "\\r";
+    else if (c < 0x20 || c == 0x7f) r += fmt::format("\\x{:02x}", c);
+    else if (c < 0x7f) r += static_cast<char>(c);
+    else if (c <= 0xFFFF) r += fmt::format("\\u{:04x}", c);
+    else r += fmt::format("\\U{:08x}", c);
+  }
+  return r + "\"";
+}
+
+std::string display(std::string_view s) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+  });
+  if (plain) return std::string(s);
+  const nlohmann::json q = std::string(s);
+  return q.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+}
+
+Rendered env_lines(const ProfileDocument& p, Shell shell) {
+  Rendered r;
+  r.text = header_comment(p, "settings.env");
+  for (const auto& [k, v] : p.env) {
+    r.text += shell_line(shell, k, v);
+    if (shell == Shell::Dotenv && v.find_first_of("'\\\r\n") != std::string::npos)
+      r.warnings.push_back(fmt::format(
+          "settings.env.{}: the value holds a quote, backslash or line break; a POSIX shell (set -a; . FILE) reads it "
+          "exactly, other dotenv readers may not",
+          k));
+  }
+  warn_decisions(p, r.warnings);
+  return r;
+}
+
+Rendered export_profile(const ProfileDocument& p, ExportFormat format, const ExportOptions& opts) {
+  switch (format) {
+    case ExportFormat::K8sConfigMap: return k8s_configmap(p, opts);
+    case ExportFormat::K8sEnv: return k8s_env(p);
+    case ExportFormat::Slurm: return slurm(p);
+    case ExportFormat::NcclConf: return nccl_conf(p);
+    case ExportFormat::NcclTunerCsv: return nccl_tuner_csv(p);
+    case ExportFormat::OmpiRules: return ompi_rules(p);
+  }
+  throw Error(ErrorCode::Internal, "export_profile: unknown format");
+}
+
+std::string configmap_name_for(std::string_view profile_name) {
+  std::string s;
+  for (char c : lower(profile_name)) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (ok)
+      s += c;
+    else if (!s.empty() && s.back() != '-')
+      s += '-';
+  }
+  constexpr std::size_t kMax = 63 - 8;  // "railkit-"
+  if (s.size() > kMax) s.resize(kMax);
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s.empty() ? "railkit-profile" : "railkit-" + s;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  if (v.empty()) return "-";
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + display(x);
+  return s;
+}
+
+std::string gbps(double x) { return fmt::format("{:.2f}", x); }
+
+std::string median(std::vector<double> v) {
+  if (v.empty()) return "-";
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return gbps(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+}
+
+std::string env_text(const std::map<std::string, std::string>& env) {
+  if (env.empty()) return "(defaults)";
+  std::string s;
+  for (const auto& [k, v] : env) s += (s.empty() ? "" : " ") + k + "=" + display(v);
+  return s;
+}
+
+/// Left-aligned columns, two spaces apart.
+std::string table(const std::vector<std::vector<std::string>>& rows, const std::string& indent = "  ") {
+  std::vector<std::size_t> w;
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (w.size() <= i) w.push_back(0);
+      w[i] = std::max(w[i], r[i].size());
+    }
+  std::string s;
+  for (const auto& r : rows) {
+    std::string line = indent;
+    for (std::size_t i = 0; i < r.size(); ++i)
+      line += i + 1 == r.size() ? r[i] : fmt::format("{:<{}}  ", r[i], w[i]);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    s += line + "\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string show_profile(const ProfileDocument& p) {
+  const ProfileCluster& c = p.cluster;
+  std::string s = fmt::format("profile {} ({}), created {}\n", display(p.name), p.schema, display(p.created));
+
+  s += "\ncluster\n";
+  s += table({
+      {"fingerprint", c.fingerprint.empty() ? "(not recorded)" : display(c.fingerprint)},
+      {"nodes", fmt::format("{} ({} ranks, {} per node)", c.nodes, c.ranks, c.ranks_per_node)},
+      {"backend", fmt::format("{} {}", display(c.backend), display(c.backend_version))},
+      {"hosts", join(c.hosts)},
+      {"GPU models", join(c.gpu_models)},
+      {"NIC models", join(c.nic_models)},
+      {"extra", c.extra.empty() ? "-" : c.extra.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace)},
+  });
+
+  s += fmt::format("\nsettings.env ({})\n", p.env.size());
+  for (const auto& [k, v] : p.env) s += fmt::format("  {}={}\n", k, display(v));
+  std::size_t nd = 0;
+  for (const auto& [_, attrs] : p.dcqcn) nd += attrs.size();
+  s += fmt::format("settings.dcqcn ({})\n", nd);
+  for (const auto& [prio, attrs] : p.dcqcn)
+    for (const auto& [k, v] : attrs) s += fmt::format("  priority {}: {}={}\n", prio, k, display(v));
+
+  s += fmt::format("\ndecisions ({})\n", p.decisions.size());
+  if (!p.decisions.empty()) {
+    std::vector<std::vector<std::string>> rows = {
+        {"coll", "bytes", "config", "busbw GB/s", "baseline GB/s", "ratio [95% CI]", "significant", "env"}};
+    for (const auto& d : p.decisions)
+      rows.push_back({d.coll, fmt::format("{}..{}", d.min_bytes, d.max_bytes), display(d.config), gbps(d.busbw_GBps),
+                      gbps(d.baseline_busbw_GBps), fmt::format("{:.3f} [{:.3f}, {:.3f}]", d.ratio, d.ratio_lo, d.ratio_hi),
+                      d.significant ? "yes" : "no", env_text(d.env)});
+    s += table(rows);
+  }
+
+  s += fmt::format("\nexpectations ({})\n", p.expectations.size());
+  if (!p.expectations.empty()) {
+    std::vector<std::vector<std::string>> rows = {{"coll", "bytes", "busbw GB/s", "tolerance"}};
+    for (const auto& e : p.expectations)
+      rows.push_back({e.coll, fmt::format("{}", e.bytes), gbps(e.busbw_GBps), fmt::format("{:g}%", e.tolerance * 100)});
+    s += table(rows);
+  }
+
+  const ProfileEvidence& ev = p.evidence;
+  s += "\nevidence\n";
+  s += table({
+      {"validated", ev.validated ? fmt::format("yes, at {}", display(ev.validated_at)) : "no"},
+      {"measured by", fmt::format("railkit {}", display(ev.railkit_version))},
+      {"search", fmt::format("strategy {}, space {}, {} trials", display(ev.strategy), display(ev.space), ev.trials)},
+      {"A/B pairs", fmt::format("{} (max regression {:g}%)", ev.pairs, ev.max_regression * 100)},
+      {"baseline env", env_text(ev.baseline_env)},
+      {"tune dir", ev.tune_dir.empty() ? "-" : display(ev.tune_dir)},
+  });
+  s += fmt::format("\nevidence rows ({})\n", ev.rows.size());
+  if (!ev.rows.empty()) {
+    std::vector<std::vector<std::string>> rows = {
+        {"coll", "bytes", "pairs", "baseline GB/s (median)", "tuned GB/s (median)", "ratio [95% CI]"}};
+    for (const auto& r : ev.rows)
+      rows.push_back({r.coll, fmt::format("{}", r.bytes), fmt::format("{}", r.baseline_busbw_GBps.size()),
+                      median(r.baseline_busbw_GBps), median(r.tuned_busbw_GBps),
+                      fmt::format("{:.3f} [{:.3f}, {:.3f}]", r.ratio, r.ratio_lo, r.ratio_hi)});
+    s += table(rows);
+  }
+  return s;
+}
+
+}  // namespace railkit::profiles

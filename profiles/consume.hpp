@@ -1,0 +1,81 @@
+#pragma once
+// Consumers of a profile document: its summary (`railkit profile show`), its environment as shell
+// lines (`railkit profile env`) and its exports for other tools (`railkit profile export`).
+// Every function takes a ProfileDocument that core/profile.hpp's loader has validated (allowed
+// env names, values without NUL); the quoting here is what makes any value safe to source.
+// Documented in profiles/README.md ("Consuming a profile").
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/profile.hpp"
+
+namespace railkit::profiles {
+
+/// Formats of `railkit profile env --shell`.
+enum class Shell {
+  Bash,    ///< export NAME='value' (POSIX single quotes; also sh, dash, ksh)
+  Zsh,     ///< same as Bash
+  Fish,    ///< set -gx NAME 'value' (fish single quotes: \\ and \' escaped)
+  Dotenv,  ///< NAME='value' (POSIX single quotes; `set -a; . file` in a POSIX shell)
+};
+
+/// Formats of `railkit profile export --format`.
+enum class ExportFormat {
+  K8sConfigMap,  ///< a Kubernetes ConfigMap holding settings.env, with the envFrom snippet as a comment
+  K8sEnv,        ///< the `env:` list of a container spec
+  Slurm,         ///< a file batch scripts `source` (bash export lines)
+  NcclConf,      ///< /etc/nccl.conf lines NAME=value (NCCL_* keys only)
+  NcclTunerCsv,  ///< the CSV of NCCL's example tuner plugin, from the decisions
+  OmpiRules,     ///< an Open MPI coll/tuned dynamic rules file, from the decisions
+};
+
+/// Parses a --shell / --format name; throws UsageError listing the valid names.
+Shell parse_shell(std::string_view name);
+ExportFormat parse_export_format(std::string_view name);
+/// The valid names, in documented order.
+std::vector<std::string> shell_names();
+std::vector<std::string> export_format_names();
+
+/// Text and the warnings produced while making it (one line each, without a prefix).
+struct Rendered {
+  std::string text;
+  std::vector<std::string> warnings;
+};
+
+/// `value` in POSIX single quotes: every ' becomes '\'' ; nothing inside is interpreted.
+std::string posix_quote(std::string_view value);
+/// `value` in fish single quotes: \ becomes \\ and ' becomes \'.
+std::string fish_quote(std::string_view value);
+/// `value` as a YAML double-quoted scalar: \ " and every control or non-ASCII character escaped
+/// (\n, \t, \xNN, \uNNNN, \UNNNNNNNN), so the result is one printable-ASCII line. Throws
+/// UsageError naming `where` when `value` is not valid UTF-8 (YAML cannot carry it).
+std::string yaml_quote(std::string_view value, std::string_view where);
+/// `s` for one line of human-readable output or a comment: as is when printable ASCII, else
+/// JSON-quoted with escapes (never contains a line break).
+std::string display(std::string_view s);
+
+/// settings.env as lines for `shell`. Warnings: values a dotenv reader other than a POSIX shell
+/// may read differently (dotenv only), decisions whose per-size settings an environment cannot
+/// carry.
+Rendered env_lines(const ProfileDocument& p, Shell shell);
+
+/// Options of an export.
+struct ExportOptions {
+  std::string configmap_name;  ///< k8s-configmap: metadata.name; "" = derived from the profile's name
+};
+
+/// The profile in `format`. Throws UsageError naming the key when a value cannot be carried by
+/// the format (nccl-conf: a line break or a value longer than NCCL reads; YAML: invalid UTF-8).
+Rendered export_profile(const ProfileDocument& p, ExportFormat format, const ExportOptions& opts = {});
+
+/// A Kubernetes object name (DNS-1123 label) from a profile name: "railkit-" + lowercase letters,
+/// digits and '-'; "railkit-profile" when nothing is left.
+std::string configmap_name_for(std::string_view profile_name);
+
+/// The human-readable summary: cluster, settings, decisions, expectations, evidence and its A/B
+/// table. Every string from the document is passed through display().
+std::string show_profile(const ProfileDocument& p);
+
+}  // namespace railkit::profiles

@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+"""`railkit profile` for real: refusal of profiles that set LD_PRELOAD or PATH by every command,
+hostile values through every shell format and export (each result sourced or parsed, the value
+compared byte for byte, no command run), check and exec against generated sysfs roots.
+Standard library only (PyYAML for the Kubernetes formats, zsh/fish/dash when installed; each
+missing one is skipped with a printed reason).
+
+    profile_cli.py --railkit build/bin/railkit [--case NAME]...
+    profile_cli.py --list
+
+Exit 0 pass, 1 fail, 77 when every case was skipped.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+VALID = os.path.join(ROOT, "tests", "fixtures", "profiles", "valid.json")
+GEN_SYSFS = os.path.join(ROOT, "tests", "fixtures", "sysfs", "gen_sysfs.py")
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from casekit import SKIP, Cases, Failure, Skip, check, listing  # noqa: E402
+
+CASES = Cases()
+case = CASES.add
+
+KEY = "NCCL_SOCKET_IFNAME"  # allowed prefix, not in the tunables table: passed through unchanged
+
+# Each must come back byte for byte and run nothing (PWNED must never appear).
+HOSTILE = [
+    "it's",
+    '"double" quotes',
+    "$(touch PWNED)",
+    "`touch PWNED`",
+    "x; touch PWNED",
+    "x && touch PWNED #",
+    "'; touch PWNED; '",
+    "\"; touch PWNED; \"",
+    "a\nb",
+    "a\nexport LD_PRELOAD=/tmp/evil.so; touch PWNED",
+    "a\n$(touch PWNED)\n",
+    "back\\slash",
+    "trailing\\",
+    "\\'",
+    "\\",
+    "'",
+    "100%",
+    "%s%n%d",
+    "\u00e9\u20ac\U0001f600 non-ASCII",
+    "${PWNED:=x}$HOME",
+    "*",
+    "!!",
+    " leading and trailing ",
+    "-e",
+    "tab\there",
+    "cr\rhere",
+    "",
+]
+
+
+class Ctx:
+    def __init__(self, railkit, tmp):
+        self.railkit = railkit
+        self.tmp = tmp
+        self._roots = {}
+
+    def path(self, *parts):
+        return os.path.join(self.tmp, *parts)
+
+    def run(self, *args, env=None, cwd=None, timeout=60):
+        """`railkit profile ARGS` (`railkit topo ...` as given)."""
+        argv = [self.railkit, *args] if args[0] == "topo" else [self.railkit, "profile", *args]
+        p = subprocess.run(argv, capture_output=True, timeout=timeout, env=env, cwd=cwd,
+                           stdin=subprocess.DEVNULL)
+        return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+    def profile(self, name, mutate=None):
+        with open(VALID) as f:
+            doc = json.load(f)
+        if mutate:
+            mutate(doc)
+        path = self.path(name + ".json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return path
+
+    def root(self, fixture):
+        """A generated sysfs tree (tests/fixtures/sysfs) and its fingerprint."""
+        if fixture not in self._roots:
+            out = self.path("sysfs")
+            subprocess.run([sys.executable, GEN_SYSFS, "--out", out, fixture], check=True, capture_output=True)
+            r = os.path.join(out, fixture)
+            rc, so, se = self.run("topo", "--root", r, "--format", "json")
+            check(rc == 0, "railkit topo --root %s: rc %d: %s" % (r, rc, se))
+            self._roots[fixture] = (r, json.loads(so)["fingerprint"]["hash"])
+        return self._roots[fixture]
+
+
+def with_env(key, value, where="settings"):
+    def mutate(doc):
+        if where == "settings":
+            doc["settings"]["env"][key] = value
+        elif where == "decision":
+            doc["decisions"][1]["env"][key] = value
+        else:
+            doc["evidence"]["baseline_env"][key] = value
+    return mutate
+
+
+def every_command(ctx, path, root):
+    """argv of every command and format, for one profile."""
+    cmds = [["show", path], ["check", path, "--root", root], ["env", path]]
+    cmds += [["env", path, "--shell", s] for s in ("bash", "zsh", "fish", "dotenv")]
+    cmds += [["export", path, "--format", f]
+             for f in ("k8s-configmap", "k8s-env", "slurm", "nccl-conf", "nccl-tuner-csv", "ompi-rules")]
+    cmds += [["exec", path, "--root", root, "--force", "--", "touch", ctx.path("RAN")]]
+    return cmds
+
+
+@case
+def refuses_disallowed_keys(ctx):
+    root, _ = ctx.root("dgx-h100")
+    for key in ("LD_PRELOAD", "PATH", "LD_LIBRARY_PATH", "nccl_debug", "NCCL_A=B"):
+        for where in ("settings", "decision", "baseline"):
+            path = ctx.profile("bad-%s-%s" % (key.replace("=", "_"), where), with_env(key, "/tmp/evil.so", where))
+            for argv in every_command(ctx, path, root):
+                rc, so, se = ctx.run(*argv)
+                check(rc == 6, "%s: rc %d, expected 6 (usage)" % (argv, rc))
+                check(key in se and "not an allowed environment variable" in se,
+                      "%s: stderr does not name %s: %r" % (argv, key, se))
+                check("evil" not in so, "%s: printed the value: %r" % (argv, so))
+                check(not os.path.exists(ctx.path("RAN")), "%s: ran the command" % argv)
+
+
+@case
+def refuses_invalid_documents(ctx):
+    root, _ = ctx.root("dgx-h100")
+
+    def schema2(doc):
+        doc["schema"] = "railkit.profile/2"
+
+    def out_of_range(doc):
+        doc["settings"]["env"]["NCCL_IB_TC"] = "300"
+
+    def wrong_type(doc):
+        doc["cluster"]["nodes"] = "two"
+
+    for name, mutate, text in (("schema2", schema2, "unsupported schema"),
+                               ("range", out_of_range, "NCCL_IB_TC=300: above the maximum 255"),
+                               ("type", wrong_type, "cluster.nodes: expected an integer")):
+        path = ctx.profile(name, mutate)
+        for argv in every_command(ctx, path, root):
+            rc, _, se = ctx.run(*argv)
+            check(rc == 6 and text in se, "%s: rc %d, stderr %r (expected 6 and %r)" % (argv, rc, se, text))
+    rc, _, se = ctx.run("show", ctx.path("missing.json"))
+    check(rc == 9, "a missing file: rc %d, expected 9: %s" % (rc, se))
+
+
+@case
+def warns_about_pass_through_keys(ctx):
+    rc, so, se = ctx.run("env", VALID)
+    check(rc == 0, "rc %d: %s" % (rc, se))
+    check("railkit: warning: settings.env.NCCL_SOCKET_IFNAME: not in the tunables table; passed through unchanged\n"
+          in se, "no pass-through warning: %r" % se)
+    check("export NCCL_SOCKET_IFNAME='eth0'\n" in so, "value not exported as is: %r" % so)
+
+
+def source_and_read(shell_argv, file, cwd, home):
+    """Runs a shell that sources `file`, then python3 printing the exported KEY as bytes."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "F": file}
+    p = subprocess.run(shell_argv, capture_output=True, cwd=cwd, env=env, timeout=60, stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
+
+
+PRINT = "python3 -c 'import os,sys; sys.stdout.buffer.write(os.environb[b\"%s\"])'" % KEY
+
+SHELLS = {
+    # format -> [(reader name, argv)]
+    "bash": [("bash", ["bash", "--norc", "--noprofile", "-c", '. "$F" && ' + PRINT]),
+             ("dash", ["dash", "-c", '. "$F" && ' + PRINT])],
+    "zsh": [("zsh", ["zsh", "-f", "-c", '. "$F" && ' + PRINT])],
+    "fish": [("fish", ["fish", "--no-config", "-c", "source $F; and " + PRINT])],
+    "dotenv": [("bash set -a", ["bash", "--norc", "--noprofile", "-c", 'set -a; . "$F" && set +a && ' + PRINT]),
+               ("dash set -a", ["dash", "-c", 'set -a; . "$F" && set +a && ' + PRINT])],
+    "slurm": [("bash", ["bash", "--norc", "--noprofile", "-c", '. "$F" && ' + PRINT])],
+}
+
+
+@case
+def hostile_values_survive_every_shell_format(ctx):
+    skipped = set()
+    for fmt_name, readers in SHELLS.items():
+        for reader, argv in readers:
+            if shutil.which(argv[0]) is None:
+                if reader not in skipped:
+                    print("  skip %s: %s is not installed" % (reader, argv[0]))
+                    skipped.add(reader)
+                continue
+            for i, value in enumerate(HOSTILE):
+                path = ctx.profile("hostile-%d" % i, with_env(KEY, value))
+                work = ctx.path("work-%s-%d" % (fmt_name, i))
+                os.makedirs(work, exist_ok=True)
+                out = os.path.join(work, "env.out")
+                if fmt_name == "slurm":
+                    rc, _, se = ctx.run("export", path, "--format", "slurm", "--out", out, cwd=work)
+                else:
+                    rc, _, se = ctx.run("env", path, "--shell", fmt_name, "--out", out, cwd=work)
+                check(rc == 0, "%s %r: rc %d: %s" % (fmt_name, value, rc, se))
+                rc, so, se = source_and_read(argv, out, work, ctx.path("home"))
+                check(rc == 0, "%s via %s, value %r: rc %d: %s" % (fmt_name, reader, value, rc, se.decode(errors="replace")))
+                check(so == value.encode(), "%s via %s: got %r, expected %r" % (fmt_name, reader, so, value.encode()))
+                check(os.listdir(work) == ["env.out"],
+                      "%s via %s, value %r: files appeared: %s" % (fmt_name, reader, value, os.listdir(work)))
+
+
+@case
+def hostile_values_survive_kubernetes_yaml(ctx):
+    try:
+        import yaml
+    except ImportError:
+        raise Skip("PyYAML is not importable")
+    for i, value in enumerate(HOSTILE):
+        path = ctx.profile("hostile-k8s-%d" % i, with_env(KEY, value))
+        rc, so, se = ctx.run("export", path, "--format", "k8s-configmap")
+        check(rc == 0, "configmap %r: rc %d: %s" % (value, rc, se))
+        doc = yaml.safe_load(so)
+        check(doc["kind"] == "ConfigMap" and doc["data"][KEY] == value,
+              "configmap: %r came back as %r" % (value, doc["data"].get(KEY)))
+        check(all(isinstance(v, str) for v in doc["data"].values()), "configmap: a value is not a string")
+        check("envFrom:" in so and "configMapRef:" in so, "configmap: no envFrom snippet")
+        rc, so, se = ctx.run("export", path, "--format", "k8s-env")
+        check(rc == 0, "k8s-env %r: rc %d: %s" % (value, rc, se))
+        env = {e["name"]: e["value"] for e in yaml.safe_load(so)["env"]}
+        check(env[KEY] == value and env["NCCL_IB_TC"] == "106", "k8s-env: %r came back as %r" % (value, env.get(KEY)))
+
+
+def nccl_conf_read(text):
+    """NCCL's setEnvFile (src/misc/param.cc): NAME=value per line, verbatim."""
+    env = {}
+    for line in text.split("\n"):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        k, v = line.split("=", 1)
+        env[k] = v
+    return env
+
+
+@case
+def nccl_conf_carries_or_refuses(ctx):
+    for i, value in enumerate(HOSTILE):
+        path = ctx.profile("hostile-conf-%d" % i, with_env(KEY, value))
+        rc, so, se = ctx.run("export", path, "--format", "nccl-conf")
+        if "\n" in value or "\r" in value:
+            check(rc == 6 and "settings.env.%s" % KEY in se and "line break" in se,
+                  "nccl-conf %r: rc %d, stderr %r (expected 6 naming the key)" % (value, rc, se))
+            check(so == "", "nccl-conf %r: printed something on refusal: %r" % (value, so))
+            continue
+        check(rc == 0, "nccl-conf %r: rc %d: %s" % (value, rc, se))
+        env = nccl_conf_read(so)
+        check(env.get(KEY) == value and env.get("NCCL_IB_TC") == "106", "nccl-conf: %r read back as %r" % (value, env))
+        check(not any(k.startswith("OMPI_") for k in env), "nccl-conf holds a non-NCCL key")
+        check("OMPI_MCA_coll_tuned_use_dynamic_rules: not an NCCL variable" in se, "no warning for the OMPI key: %r" % se)
+
+
+@case
+def exports_of_the_fixture(ctx):
+    for fmt_name in ("k8s-configmap", "k8s-env", "slurm", "nccl-conf", "nccl-tuner-csv", "ompi-rules"):
+        out = ctx.path("export." + fmt_name)
+        rc, so, se = ctx.run("export", VALID, "--format", fmt_name, "--out", out)
+        check(rc == 0 and so == "", "%s: rc %d, stdout %r: %s" % (fmt_name, rc, so, se))
+        rc2, so2, _ = ctx.run("export", VALID, "--format", fmt_name)
+        with open(out) as f:
+            check(f.read() == so2, "%s: --out differs from stdout" % fmt_name)
+        check(not [n for n in os.listdir(ctx.tmp) if n.startswith("export." + fmt_name) and n != "export." + fmt_name],
+              "%s: a temporary file was left" % fmt_name)
+    rc, so, _ = ctx.run("export", VALID, "--format", "ompi-rules")
+    check("2 # collective id (allreduce)" in so and "65536 4 0 0" in so, "ompi-rules: %r" % so)
+    rc, so, se = ctx.run("export", VALID, "--format", "yaml")
+    check(rc == 6, "an unknown format: rc %d" % rc)
+
+    def nccl_decision(doc):
+        doc["decisions"][1]["env"] = {"NCCL_ALGO": "Tree", "NCCL_PROTO": "LL128", "NCCL_MAX_NCHANNELS": "8"}
+
+    rc, so, se = ctx.run("export", ctx.profile("tuner", nccl_decision), "--format", "nccl-tuner-csv")
+    check(rc == 0 and "\nallreduce,65536,1048576,tree,ll128,8,2,4\n" in so, "tuner csv: rc %d %r %s" % (rc, so, se))
+
+
+@case
+def show_prints_the_evidence_table(ctx):
+    rc, so, se = ctx.run("show", VALID)
+    check(rc == 0, "rc %d: %s" % (rc, se))
+    for part in ("profile fixture-two-nodes", "decisions (2)", "expectations (1)", "evidence rows (1)",
+                 "ratio [95% CI]", "2.000 [1.500, 2.500]", "validated     yes"):
+        check(part in so, "show lacks %r:\n%s" % (part, so))
+
+
+@case
+def check_compares_with_the_node(ctx):
+    root, fp = ctx.root("dgx-h100")
+    other, other_fp = ctx.root("pcie-2socket")
+    check(fp != other_fp, "the two fixtures have the same fingerprint")
+
+    def recorded(doc, fingerprint=fp, nccl="2.21.5+cuda12.4"):
+        doc["cluster"]["fingerprint"] = fingerprint
+        doc["cluster"]["nic_models"] = ["ConnectX-7"]
+        doc["cluster"]["extra"]["nccl_version"] = nccl
+
+    same = ctx.profile("same", recorded)
+    rc, so, se = ctx.run("check", same, "--root", root, "--nccl-version", "2.21")
+    check(rc == 0 and "fingerprint: same (%s)" % fp in so and "NCCL: same (2.21)" in so and "NIC models: same" in so,
+          "matching node: rc %d:\n%s%s" % (rc, so, se))
+    rc, so, se = ctx.run("check", same, "--root", root)
+    check(rc == 0 and "NCCL: unknown on this node" in so, "no NCCL on the fixture: rc %d:\n%s" % (rc, so))
+    rc, so, se = ctx.run("check", same, "--root", root, "--nccl-version", "2.19.3")
+    check(rc == 10 and "NCCL: differs: profile 2.21, this node 2.19" in so, "NCCL differs: rc %d:\n%s" % (rc, so))
+    rc, so, se = ctx.run("check", same, "--root", other)
+    check(rc == 10 and "fingerprint: differs: profile %s, this node %s" % (fp, other_fp) in so,
+          "other node: rc %d:\n%s%s" % (rc, so, se))
+    rc, so, se = ctx.run("check", ctx.profile("nofp", lambda d: recorded(d, "")), "--root", other, "--nccl-version", "2.21")
+    check("fingerprint: not recorded" in so, "an empty fingerprint: %s" % so)
+    # NCCL found from a library file name under the root
+    lib = ctx.path("libroot")
+    shutil.copytree(root, lib, symlinks=True)
+    os.makedirs(os.path.join(lib, "usr/lib/x86_64-linux-gnu"))
+    open(os.path.join(lib, "usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5"), "w").close()
+    os.symlink("libnccl.so.2.21.5", os.path.join(lib, "usr/lib/x86_64-linux-gnu/libnccl.so.2"))
+    rc, so, se = ctx.run("check", same, "--root", lib)
+    check(rc == 0 and "NCCL: same (2.21)" in so and "libnccl.so.2.21.5" in so, "libnccl under the root: rc %d:\n%s" % (rc, so))
+    rc, so, se = ctx.run("check", same, "--root", root, "--nccl-version", "two")
+    check(rc == 6, "a bad --nccl-version: rc %d" % rc)
+
+
+@case
+def exec_runs_or_refuses(ctx):
+    root, fp = ctx.root("dgx-h100")
+    other, _ = ctx.root("pcie-2socket")
+    value = "a'b\"$(touch PWNED)`touch PWNED`\n\\"
+
+    def recorded(doc):
+        doc["cluster"]["fingerprint"] = fp
+        doc["cluster"]["nic_models"] = ["ConnectX-7"]
+        doc["settings"]["env"][KEY] = value
+
+    path = ctx.profile("exec", recorded)
+    work = ctx.path("exec-work")
+    os.makedirs(work)
+    env = dict(os.environ, NCCL_SOCKET_IFNAME="inherited", RAILKIT_TEST_KEEP="kept")
+    printer = ["python3", "-c", "import os,sys; sys.stdout.write(os.environ['%s'] + '|' + os.environ['NCCL_IB_TC'] + '|' "
+               "+ os.environ['RAILKIT_TEST_KEEP'] + '|' + '|'.join(sys.argv[1:]))" % KEY, "$(touch PWNED)", "a b"]
+    rc, so, se = ctx.run("exec", path, "--root", root, "--", *printer, env=env, cwd=work)
+    check(rc == 0, "matching fingerprint: rc %d: %s" % (rc, se))
+    check(so == value + "|106|kept|$(touch PWNED)|a b", "exec: got %r" % so)
+    rc, so, se = ctx.run("exec", path, "--root", root, "--", "env", env=env, cwd=work)
+    check(rc == 0 and "\nNCCL_IB_TC=106\n" in "\n" + so and "OMPI_MCA_coll_tuned_use_dynamic_rules=1" in so,
+          "exec env: rc %d: %r" % (rc, so))
+    rc, so, se = ctx.run("exec", path, "--root", root, "--", "python3", "-c", "import sys; sys.exit(3)", cwd=work)
+    check(rc == 3, "the command's exit status: rc %d" % rc)
+    marker = os.path.join(work, "RAN")
+    rc, so, se = ctx.run("exec", path, "--root", other, "--", "touch", marker, cwd=work)
+    check(rc == 10, "differing fingerprint: rc %d, expected 10: %s" % (rc, se))
+    check("fingerprint: differs" in se and "--force" in se, "refusal does not show the difference: %r" % se)
+    check(not os.path.exists(marker), "ran the command on a differing node")
+    rc, so, se = ctx.run("exec", path, "--root", other, "--force", "--", "touch", marker, cwd=work)
+    check(rc == 0 and os.path.exists(marker), "--force: rc %d: %s" % (rc, se))
+    check("railkit: warning: fingerprint: differs" in se, "--force: no warning: %r" % se)
+    os.remove(marker)
+    rc, so, se = ctx.run("exec", path, "--root", root, "--", "railkit-no-such-command", cwd=work)
+    check(rc == 127 and "command not found" in se, "a missing command: rc %d: %r" % (rc, se))
+    rc, so, se = ctx.run("exec", path, "--root", root, cwd=work)
+    check(rc == 6, "no command: rc %d" % rc)
+    check(os.listdir(work) == [], "files appeared: %s" % os.listdir(work))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--railkit")
+    ap.add_argument("--case", action="append")
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args()
+    if a.list:
+        return listing(CASES)
+    if not a.railkit:
+        ap.error("--railkit is required")
+    names = a.case or list(CASES)
+    rcs = []
+    with tempfile.TemporaryDirectory(prefix="railkit-profile-cli-") as tmp:
+        ctx = Ctx(os.path.abspath(a.railkit), tmp)
+        for n in names:
+            rcs.append(CASES.run(n, ctx, also_failures=(subprocess.TimeoutExpired, KeyError, ValueError)))
+    if any(rc == 1 for rc in rcs):
+        return 1
+    return SKIP if all(rc == SKIP for rc in rcs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
