@@ -30,8 +30,16 @@ std::optional<std::string> env(const char* name) {
   return std::string(v);
 }
 
-void emit(abi::Logger log, abi::LogLevel level, const char* text) noexcept {
-  if (log) log(level, kFlags, __FILE__, __LINE__, "TUNER/railkit: %s", text);
+void emit(abi::Logger log, abi::LogLevel level, const char* text, unsigned long flags = kFlags) noexcept {
+  if (log) log(level, flags, __FILE__, __LINE__, "TUNER/railkit: %s", text);
+}
+
+void emit(abi::Logger log, const tp::LogLine& line) noexcept {
+  switch (line.severity) {
+    case tp::Severity::Warn: return emit(log, abi::kLogWarn, line.text.c_str());
+    case tp::Severity::Info: return emit(log, abi::kLogInfo, line.text.c_str());
+    case tp::Severity::Detail: return emit(log, abi::kLogInfo, line.text.c_str(), abi::kSubsysTuning);
+  }
 }
 
 abi::Result init_common(void** context, std::size_t nRanks, std::size_t nNodes, abi::Logger log) noexcept {
@@ -43,8 +51,7 @@ abi::Result init_common(void** context, std::size_t nRanks, std::size_t nNodes, 
     ctx->nRanks = nRanks;
     ctx->nNodes = nNodes;
     tp::Loaded loaded = tp::load({env("RAILKIT_PROFILE"), env("NCCL_TUNER_CONFIG_FILE")}, nRanks, nNodes);
-    for (const auto& line : loaded.log)
-      emit(log, line.severity == tp::Severity::Warn ? abi::kLogWarn : abi::kLogInfo, line.text.c_str());
+    for (const auto& line : loaded.log) emit(log, line);
     ctx->rules = std::move(loaded.rules);
     *context = ctx.release();
   } catch (...) {

@@ -300,11 +300,10 @@ Loaded load(const PluginEnv& env, std::size_t nRanks, std::size_t nNodes) noexce
       return out;
     }
     const auto n_select = std::count_if(out.rules.begin(), out.rules.end(), selects);
-    std::string text = fmt::format("loaded {}: {} rules, {} choosing an algorithm or protocol, for {} nodes, {} ranks",
-                                   what, out.rules.size(), n_select, nNodes, nRanks);
+    out.log.push_back({Severity::Info, fmt::format("loaded {}: {} rules, {} choosing an algorithm or protocol, for {} "
+                                                   "nodes, {} ranks", what, out.rules.size(), n_select, nNodes, nRanks)});
     for (const auto& r : out.rules)
-      if (selects(r)) text += fmt::format("; {}", describe(r));
-    out.log.push_back({Severity::Info, std::move(text)});
+      if (selects(r)) out.log.push_back({Severity::Detail, fmt::format("{}: {}", r.origin, describe(r))});
   } catch (const std::exception& e) {
     out.rules.clear();
     out.log.push_back({Severity::Warn, fmt::format("{}: {}", e.what(), kNoop)});

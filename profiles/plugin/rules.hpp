@@ -32,7 +32,9 @@ struct Rule {
   std::string origin;            ///< where it came from, for logs: "decisions[2]", "tuner.conf:7"
 };
 
-enum class Severity { Info, Warn };
+/// Info: the one line saying what was loaded (NCCL shows it with NCCL_DEBUG=INFO); Detail: one
+/// line per rule (shown when NCCL_DEBUG_SUBSYS includes TUNING); Warn: why something was skipped.
+enum class Severity { Info, Detail, Warn };
 struct LogLine {
   Severity severity;
   std::string text;  ///< without the "TUNER/railkit: " prefix
@@ -64,7 +66,8 @@ void rules_from_profile(const ProfileDocument& p, Loaded& out);
 /// Everything init does before it builds a context: reads RAILKIT_PROFILE (preferred) or
 /// NCCL_TUNER_CONFIG_FILE, applies the scale rule (a profile applies only to a communicator of
 /// exactly its cluster's nodes and ranks) and returns the rules with one Info line saying what
-/// was loaded, or no rules and a Warn line saying why the plugin does nothing. Never throws.
+/// was loaded and a Detail line per rule that chooses, or no rules and a Warn line saying why
+/// the plugin does nothing. Never throws.
 Loaded load(const PluginEnv& env, std::size_t nRanks, std::size_t nNodes) noexcept;
 
 /// The first rule matching the call, or nullptr.
