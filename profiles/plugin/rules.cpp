@@ -38,6 +38,8 @@ static_assert(std::size(kColls) == abi::kFuncAllReduce + 1);
 static_assert(std::size(kAlgoCsv) == abi::kNumAlgorithms && std::size(kAlgoEnv) == abi::kNumAlgorithms);
 static_assert(std::size(kProtoCsv) == abi::kNumProtocols && std::size(kProtoEnv) == abi::kNumProtocols);
 
+constexpr long long kMaxChannels = 64;  // MAXCHANNELS, src/include/device.h of NCCL 2.28.9
+
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
@@ -129,7 +131,7 @@ std::string csv_rule(std::string_view line, Rule& r) {
   }
   long long ch = 0;
   if (auto e = integer(5, ch); !e.empty()) return e;
-  if (ch > 1024) return fmt::format("channels {} is above 1024", ch);
+  if (ch > kMaxChannels) return fmt::format("channels {} is above {} (NCCL's MAXCHANNELS)", ch, kMaxChannels);
   r.channels = static_cast<int>(ch > 0 ? ch : 0);
   if (auto e = integer(6, r.nodes); !e.empty()) return e;
   if (auto e = integer(7, r.ranks); !e.empty()) return e;
@@ -183,7 +185,7 @@ std::optional<int> env_channels(const std::map<std::string, std::string>& env, s
     const auto it = env.find(key);
     if (it == env.end()) continue;
     const auto v = parse_ll(trim(it->second));
-    if (!v || *v < 1 || *v > 1024) {
+    if (!v || *v < 1 || *v > kMaxChannels) {
       problem = fmt::format("{}={} is not a channel count", key, it->second);
       return std::nullopt;
     }
@@ -232,6 +234,7 @@ std::string_view proto_name(int proto) noexcept {
 }
 
 void rules_from_csv(std::string_view text, const std::string& source, Loaded& out) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a spreadsheet's UTF-8 byte order mark
   size_t line_no = 0;
   for (auto line : split(text, '\n')) {
     ++line_no;
@@ -340,7 +343,10 @@ Applied apply(const Rule& r, float* table, int numAlgo, int numProto, int* nChan
   }
   if (done.algo < 0) return done;
   table[done.algo * numProto + done.proto] = 0.0f;
-  if (r.channels > 0 && nChannels) {
+  // NCCL 2.28 clamps the count to the communicator's channels except for CollNet, where a count
+  // above them would address channels that do not exist: there NCCL's count stands.
+  const bool collnet = done.algo == abi::kAlgoCollNetDirect || done.algo == abi::kAlgoCollNetChain;
+  if (r.channels > 0 && nChannels && !collnet) {
     *nChannels = r.channels;
     done.channels = r.channels;
   }

@@ -55,7 +55,7 @@ struct PluginEnv {
 /// Parses NVIDIA's example CSV (`collective_type,min_bytes,max_bytes,algorithm,protocol,channels,
 /// nNodes,nRanks[,numPipeOps[,regBuff]]`). `#` comments and blank lines are skipped; a malformed
 /// line is skipped with a Warn line naming `source:line`. -1 means any (bytes: 0 / unbounded;
-/// channels: NCCL's). Appends to `out`.
+/// channels: NCCL's); channels at most 64; a leading UTF-8 byte order mark is ignored. Appends to `out`.
 void rules_from_csv(std::string_view text, const std::string& source, Loaded& out);
 
 /// The rules of a profile's decisions (NCCL_ALGO, NCCL_PROTO, NCCL_MAX_NCHANNELS/NCCL_MAX_CTAS or
@@ -82,8 +82,9 @@ struct Applied {
 
 /// Applies `r` to NCCL's cost table, a contiguous float[numAlgo][numProto]: among the allowed
 /// entries NCCL left enabled (>= 0) the cheapest is set to 0.0 (so NCCL picks it) and, when the
-/// rule has a channel count, *nChannels is set. A rule allowing every entry, or one whose entries
-/// are all disabled, changes nothing. Never touches an index outside numAlgo x numProto.
+/// rule has a channel count, *nChannels is set (not for CollNet, whose count NCCL does not clamp).
+/// A rule allowing every entry, or one whose entries are all disabled, changes nothing. Never
+/// touches an index outside numAlgo x numProto.
 Applied apply(const Rule& r, float* table, int numAlgo, int numProto, int* nChannels) noexcept;
 
 /// Names for logs: "allreduce", "ring", "simple" (NVIDIA's CSV spellings); "?" when unknown.

@@ -50,6 +50,13 @@ TEST(PluginRules, CsvFieldsAndWildcards) {
   EXPECT_EQ(c.origin, "t.conf:5");
 }
 
+TEST(PluginRules, CsvByteOrderMarkIsIgnored) {
+  const auto l = csv("\xEF\xBB\xBF" "allreduce,0,10,ring,simple,64,-1,-1\n");
+  EXPECT_TRUE(l.log.empty());
+  ASSERT_EQ(l.rules.size(), 1u);
+  EXPECT_EQ(l.rules[0].channels, 64);
+}
+
 TEST(PluginRules, CsvMalformedLinesAreSkippedWithAWarning) {
   const auto l = csv("allreduce,0,10,ring,simple,-1,-1,-1\n"
                      "allreduce,0,10,ring,simple,-1,-1\n"
@@ -70,7 +77,7 @@ TEST(PluginRules, CsvMalformedLinesAreSkippedWithAWarning) {
   EXPECT_EQ(l.log[4].text, "t.conf:6: skipped: nNodes 'x' is not an integer");
   EXPECT_EQ(l.log[5].text, "t.conf:7: skipped: unknown collective_type 'sendrecv' (broadcast, reduce, allgather, "
                            "reducescatter, allreduce)");
-  EXPECT_EQ(l.log[6].text, "t.conf:8: skipped: channels 99999 is above 1024");
+  EXPECT_EQ(l.log[6].text, "t.conf:8: skipped: channels 99999 is above 64 (NCCL's MAXCHANNELS)");
 }
 
 railkit::ProfileDecision decision(std::string coll, std::map<std::string, std::string> env) {
@@ -146,6 +153,18 @@ TEST(PluginRules, ApplyPicksTheCheapestAllowedEnabledEntry) {
   EXPECT_EQ(n, 6);
   EXPECT_EQ(t[abi::kAlgoRing][abi::kProtoSimple], 0.0f);
   EXPECT_EQ(t[abi::kAlgoRing][abi::kProtoLL], 5.0f);
+
+  // CollNet: the entry is chosen, the channel count left to NCCL (it does not clamp CollNet's).
+  t[abi::kAlgoCollNetChain][abi::kProtoSimple] = 1.0f;
+  Rule collnet;
+  collnet.algos = 1u << abi::kAlgoCollNetChain;
+  collnet.channels = 6;
+  n = 0;
+  const Applied c = apply(collnet, &t[0][0], abi::kNumAlgorithms, abi::kNumProtocols, &n);
+  EXPECT_EQ(c.algo, abi::kAlgoCollNetChain);
+  EXPECT_EQ(c.channels, 0);
+  EXPECT_EQ(n, 0);
+  EXPECT_EQ(t[abi::kAlgoCollNetChain][abi::kProtoSimple], 0.0f);
 
   Rule any;  // allows everything: NCCL's choice, channels untouched
   any.channels = 6;
