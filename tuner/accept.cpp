@@ -1098,7 +1098,12 @@ class Runner {
       };
       const double va = bw(a), vb = bw(b);
       steps.push_back({{"halves", {node_list(a), node_list(b)}}, {"busbw_GBps", {va, vb}}});
-      evidence.push_back(fmt::format("{} {:.3f} vs {} {:.3f} GB/s", node_list(a), va, node_list(b), vb));
+      const auto names = [&](const std::vector<int>& g) {
+        std::vector<std::string> v;
+        for (int k : g) v.push_back(names_[static_cast<size_t>(k)]);
+        return join(v, "+");
+      };
+      evidence.push_back(fmt::format("{} {:.3f} vs {} {:.3f} GB/s", names(a), va, names(b), vb));
       if (va < o_.suite.peer_fraction * vb) set = a;
       else if (vb < o_.suite.peer_fraction * va) set = b;
       else if (left >= 0) set = {left};
@@ -1111,8 +1116,8 @@ class Runner {
       const int g = set.front();
       iso["guilty_nodes"] = ojson::array({{{"node", names_[static_cast<size_t>(g)]}, {"evidence", join(evidence, "; ")}}});
       node(g).checks.push_back(AcceptCheck{"isolation", "slow half down to this node", std::nullopt,
-                                           fmt::format("halves within {:g} of each other", o_.suite.peer_fraction),
-                                           "isolation", "fail", "bisection (node indices): " + join(evidence, "; ")});
+                                           fmt::format("neither half below {:g} x the other", o_.suite.peer_fraction),
+                                           "isolation", "fail", "bisection of the whole set: " + join(evidence, "; ")});
     } else {
       iso["guilty_nodes"] = ojson::array();
       iso["reason"] = "the halves measured alike: no single slow node";

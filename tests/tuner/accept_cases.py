@@ -155,6 +155,25 @@ def broken_fixture_fails_lint(ctx):
 
 
 @case
+def bisection_names_the_slow_node(ctx):
+    # No pair evidence (pair stage skipped) and a whole-set threshold nobody meets: bisection runs
+    # both halves at once (--split nodes:...), then goes into the slow half until one node is left.
+    suite = ctx.suite("bisect.json", {"skip": ["topo", "rdma", "node", "rail", "pair"],
+                                      "thresholds": [{"stage": "all", "coll": "all_reduce", "bytes": "16K",
+                                                      "busbw_GBps": 1000}]})
+    out = ctx.path("bisect")
+    rc, so, se = ctx.accept(out, "--suite", suite, bench_args=SLOW)
+    check(rc == 10, f"rc {rc}\n{so}\n{se}")
+    doc = load(os.path.join(out, "accept.json"))
+    iso = doc["isolation"]
+    check(iso["method"] == "bisection" and [g["node"] for g in iso["guilty_nodes"]] == [NODES[2]], f"isolation {iso}")
+    check(len(iso["steps"]) == 2, f"steps {iso['steps']}")
+    check(failed_nodes(doc) == [NODES[2]], f"failed {failed_nodes(doc)}")
+    whole = [c for e in doc["cluster"] if e["name"] == "all" for c in e["checks"]]
+    check(any(c["rule"] == "suite" and c["verdict"] == "fail" for c in whole), f"whole set {whole}")
+
+
+@case
 def usage_errors(ctx):
     for args, bench_args, what in (([], "--split rail", "--split"),
                                    ([], "--ranks-per-node 3", "--ranks-per-node"),
