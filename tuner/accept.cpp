@@ -223,7 +223,7 @@ Judgement judge_expectation(const ProfileExpectation& e, double measured) {
   Judgement j;
   j.rule = "profile";
   j.expected_GBps = e.busbw_GBps * (1 - e.tolerance);
-  j.expected = fmt::format(">= {:.3f} GB/s ({:.3f} - {:g}%)", *j.expected_GBps, e.busbw_GBps, e.tolerance * 100);
+  j.expected = fmt::format(">= {:.3f} GB/s ({:.3f} - {:.3g}%)", *j.expected_GBps, e.busbw_GBps, e.tolerance * 100);
   j.pass = measured >= *j.expected_GBps;
   return j;
 }
@@ -989,8 +989,11 @@ class Runner {
           continue;
         }
         const Judgement j = judge_expectation(x, rec->busbw_GBps);
+        std::string ev = fmt::format("whole set, expectation of profile '{}'", o_.profile->name);
+        if (o_.profile->cluster.ranks > 0 && o_.profile->cluster.ranks != doc->run.nranks)
+          ev += fmt::format(" (made on {} ranks, this run has {})", o_.profile->cluster.ranks, doc->run.nranks);
         e.checks.push_back(AcceptCheck{name, gbps(rec->busbw_GBps), rec->busbw_GBps, j.expected, j.rule,
-                                       j.pass ? "pass" : "fail", "whole set, expectation of the profile"});
+                                       j.pass ? "pass" : "fail", ev});
         judged.insert({x.coll, x.bytes});
         all_failed_ = all_failed_ || !j.pass;
       }

@@ -174,6 +174,27 @@ def bisection_names_the_slow_node(ctx):
 
 
 @case
+def profile_expectations_judge_the_whole_set(ctx):
+    # The example profile with its expectations replaced: one that any run meets passes with rule
+    # "profile"; one nobody meets fails the whole set and bisection (no pair evidence) runs.
+    prof = load(os.path.join(ROOT, "profiles", "examples", "ompi-coll-4ranks.json"))
+    suite = ctx.suite("whole.json", {"skip": ["topo", "rdma", "node", "rail", "pair"]})
+    for name, busbw, want_rc in (("easy", 1e-6, 0), ("hard", 1e6, 10)):
+        prof["expectations"] = [{"coll": "all_reduce", "bytes": 16384, "busbw_GBps": busbw, "tolerance": 0.1}]
+        path = ctx.path(name + ".profile.json")
+        with open(path, "w") as f:
+            json.dump(prof, f)
+        out = ctx.path(name)
+        rc, so, se = ctx.accept(out, "--suite", suite, "--profile", path)
+        check(rc == want_rc, f"{name}: rc {rc}\n{so}\n{se}")
+        doc = load(os.path.join(out, "accept.json"))
+        whole = {c["check"]: c for e in doc["cluster"] if e["name"] == "all" for c in e["checks"]}
+        c = whole.get("all.all_reduce@16 KiB")
+        check(c and c["rule"] == "profile" and c["verdict"] == ("pass" if want_rc == 0 else "fail"), f"{name}: {whole}")
+        check(doc["isolation"].get("method") == ("none" if want_rc == 0 else "bisection"), f"{name}: {doc['isolation']}")
+
+
+@case
 def usage_errors(ctx):
     for args, bench_args, what in (([], "--split rail", "--split"),
                                    ([], "--ranks-per-node 3", "--ranks-per-node"),
