@@ -12,6 +12,8 @@ dgx-acs has an error finding). Exit 0 pass, 1 fail, 77 skipped.
 import argparse
 import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -202,6 +204,113 @@ def usage_errors(ctx):
                                    (["--suite", "/nonexistent.json"], None, "--suite")):
         rc, so, se = ctx.accept(ctx.path("usage"), *args, bench_args=bench_args, timeout=60)
         check(rc == 6 and what in se and len(se.strip().splitlines()) == 1, f"{args} {bench_args}: rc {rc}\n{se}")
+
+
+class Netns:
+    """4 network namespaces joined by veth pairs through a bridge in a fifth one (the host's own
+    network is never touched); the link between namespaces 1 and 2 is slowed with tc (netem on
+    the traffic between their addresses only: an htb rate). Everything is removed on exit."""
+
+    def __init__(self, tag):
+        self.tag = tag
+        self.nodes = [f"rka{tag}n{i}" for i in range(4)]
+        self.bridge = f"rka{tag}br"
+        self.subnet = f"10.231.{tag % 250}"
+        self.made = []
+
+    def ip_of(self, i):
+        return f"{self.subnet}.{i + 1}"
+
+    @staticmethod
+    def sh(*argv):
+        p = subprocess.run(list(argv), capture_output=True, text=True, timeout=30)
+        if p.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)}: {p.stderr.strip()}")
+
+    def up(self, rate):
+        for ns in [self.bridge, *self.nodes]:
+            self.sh("ip", "netns", "add", ns)
+            self.made.append(ns)
+        self.sh("ip", "-n", self.bridge, "link", "add", "br0", "type", "bridge")
+        self.sh("ip", "-n", self.bridge, "link", "set", "br0", "up")
+        for i, ns in enumerate(self.nodes):
+            self.sh("ip", "-n", self.bridge, "link", "add", f"v{i}", "type", "veth", "peer", "name", "eth0", "netns", ns)
+            self.sh("ip", "-n", self.bridge, "link", "set", f"v{i}", "master", "br0", "up")
+            self.sh("ip", "-n", ns, "addr", "add", f"{self.ip_of(i)}/24", "dev", "eth0")
+            self.sh("ip", "-n", ns, "link", "set", "eth0", "up")
+            self.sh("ip", "-n", ns, "link", "set", "lo", "up")
+        # The slow link: 1 <-> 2 only (both directions): an htb class at `rate` for the traffic to
+        # the other one's address (u32 filter), everything else unshaped. (htb rather than netem:
+        # kernels without sch_netem/sch_prio have it.)
+        for a, b in ((1, 2), (2, 1)):
+            ns = self.nodes[a]
+            tc = ("tc", "-n", ns)
+            # default 0: unclassified traffic bypasses htb, unshaped
+            self.sh(*tc, "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "0")
+            self.sh(*tc, "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:20", "htb", "rate", rate)
+            self.sh(*tc, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match",
+                    "ip", "dst", f"{self.ip_of(b)}/32", "flowid", "1:20")
+
+    def down(self):
+        for ns in reversed(self.made):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
+        self.made = []
+
+
+@case
+def netns_pair_names_the_slow_link(ctx):
+    if os.geteuid() != 0:
+        raise Skip("network namespaces need root")
+    for tool in ("ip", "tc", "mpirun"):
+        if not shutil.which(tool):
+            raise Skip(f"no {tool} here")
+    net = Netns(os.getpid() % 100000)
+    old_term = signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # ctest's timeout still cleans up
+    try:
+        try:
+            net.up(rate="20mbit")
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            raise Skip(f"cannot make the namespaces here: {e}")
+        hostfile = ctx.path("hosts")
+        with open(hostfile, "w") as f:
+            f.write("".join(f"{net.ip_of(i)} slots=1\n" for i in range(4)))
+        # mpirun's rsh agent: run the daemon's command line in the namespace of the host it names.
+        agent = ctx.path("netns-agent.sh")
+        with open(agent, "w") as f:
+            f.write("#!/bin/sh\nwhile [ \"${1#-}\" != \"$1\" ]; do shift; done\nhost=$1; shift\ncase $host in\n")
+            for i, ns in enumerate(net.nodes):
+                os.makedirs(ctx.path(f"tmp{i}"))
+                f.write(f"  {net.ip_of(i)}) ns={ns}; tmp={ctx.path(f'tmp{i}')} ;;\n")
+            # Each "node" its own TMPDIR: Open MPI's session directories are per host, and these share /tmp.
+            f.write("  *) echo \"unknown host $host\" >&2; exit 1 ;;\nesac\n"
+                    "exec ip netns exec $ns env TMPDIR=$tmp /bin/sh -c \"$*\"\n")
+        os.chmod(agent, 0o755)
+        env = dict(os.environ, OMPI_MCA_plm_rsh_agent=agent, OMPI_MCA_pml="ob1", OMPI_MCA_btl="tcp,self",
+                   OMPI_MCA_mpi_yield_when_idle="1", TMPDIR=ctx.path("tmp0"),
+                   # Several Open MPI daemons on one machine: no shared hwloc topology segment
+                   # (orted crashes writing it concurrently), no shared-memory PMIx store.
+                   OMPI_MCA_rtc="^hwloc", PMIX_MCA_gds="hash",
+                   OMPI_MCA_btl_tcp_if_include=f"{net.subnet}.0/24", OMPI_MCA_oob_tcp_if_include=f"{net.subnet}.0/24")
+        # 4 ranks share this machine's CPUs: clean pairs spread about 2x, the shaped link is ~70x
+        # slower; half the pairs' median separates them without false suspects.
+        suite = ctx.suite("netns.json", {"skip": ["topo", "rdma", "node", "rail", "all"], "peer_fraction": 0.5})
+        out = ctx.path("netns")
+        argv = ["ip", "netns", "exec", net.nodes[0], ctx.railkit, "accept", "--launcher", "mpirun", "--hostfile",
+                hostfile, "--ppn", "1", "--suite", suite, "--out", out, "--timeout-s", "60",
+                "--bench-args", "-b 4K -e 16K -f 4 -n 10 -w 3"]
+        if ctx.bench:
+            argv += ["--bench", ctx.bench]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=200, env=env, stdin=subprocess.DEVNULL)
+        check(p.returncode == 10, f"rc {p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}")
+        doc = load(os.path.join(out, "accept.json"))
+        links = doc["isolation"].get("guilty_links", [])
+        slow = sorted([net.ip_of(1), net.ip_of(2)])
+        check([sorted(l) for l in links] == [slow], f"guilty links {links}, want {slow}; pairs {doc['pairs']}")
+        check(doc["isolation"].get("guilty_nodes") == [], f"guilty nodes {doc['isolation']}")
+        check(failed_nodes(doc) == slow, f"failed nodes {failed_nodes(doc)}")
+    finally:
+        net.down()
+        signal.signal(signal.SIGTERM, old_term)
 
 
 def main():
