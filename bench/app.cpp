@@ -279,8 +279,10 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   const std::vector<Group> groups = make_groups(o.split, layout);
   const int my_group = group_of(groups, rank * slots);
   const std::string nccl_log = nccl_chosen && o.observe ? arrange_nccl_log(envp) : std::string();
-  auto comm = make_backend(o, *boot, my_group, nccl_chosen);
-  const int group_size = comm->size();
+  // A rank of a node that --split nodes: leaves out gets a communicator of its own and measures nothing.
+  const int color = my_group >= 0 ? my_group : static_cast<int>(groups.size()) + rank;
+  auto comm = make_backend(o, *boot, color, nccl_chosen);
+  const int group_size = static_cast<int>(groups.front().ranks.size());
   if (o.graph_launches > 0 && !comm->supports_graphs())
     throw UsageError(fmt::format("-G/--cudagraph '{}': CUDA graphs need the nccl backend (this run uses {})",
                                  o.graph_launches, comm->name()));

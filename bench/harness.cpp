@@ -147,6 +147,8 @@ Harness::Harness(const BenchOptions& o, Bootstrap& boot, Communicator& comm, con
     : o_(o), boot_(boot), comm_(comm), groups_(groups), wd_(wd), sink_(sink), reporter_(reporter) {
   for (const std::string& h : boot_.hosts())
     rank_hosts_.insert(rank_hosts_.end(), static_cast<std::size_t>(comm_.slots()), h);
+  group_size_ = groups_.empty() ? comm_.size() : static_cast<int>(groups_.front().ranks.size());
+  idle_ = group_of(groups_, boot_.rank() * comm_.slots()) < 0;
 }
 
 void Harness::control(const char* what, const std::function<void()>& f) {
@@ -173,7 +175,7 @@ std::int64_t Harness::run(const Plan& plan) {
     for (Coll c : o_.colls) {
       if (reporter_) reporter_->coll_start(c, cycle);
       for (std::uint64_t b : plan.sizes) {
-        const CollSizes s = coll_sizes(c, b, esz, comm_.size());  // size() counts every slot's rank
+        const CollSizes s = coll_sizes(c, b, esz, group_size_);  // counts every slot's rank
         if (s.param_count == 0) continue;
         std::vector<ResultRecord> out, in;
         if (o_.placement != Placement::In) out = measure(c, s, false, cycle);
@@ -243,7 +245,7 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
   std::vector<InPlaceLayout> layouts(slots);
   std::vector<OpCall> calls;
   calls.reserve(slots);
-  for (std::size_t k = 0; k < slots; ++k) {
+  for (std::size_t k = 0; k < slots && !idle_; ++k) {
     if (in_place) layouts[k] = comm_.in_place_layout(c, s, static_cast<int>(k));
     char* recv = static_cast<char*>(recv_[k]);
     const void* send = in_place ? recv + layouts[k].input_offset * esz : send_[k];
@@ -260,6 +262,14 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
   const bool stall_here = o_.inject_stall_rank && *o_.inject_stall_rank == world_rank && !stalled_once_;
 
   OpPoint point{phase, s.bytes, -1, in_place};
+  std::vector<double> mine(slots * block);
+  if (idle_) {
+    // Left out of every group: keep in step with the others' control traffic only.
+    control("barrier", [&] { boot_.barrier(); });
+    if (o_.graph_launches > 0) control("barrier", [&] { boot_.barrier(); });
+    if (o_.check_passes > 0) control("sum wrong", [&] { wrong_total_ += boot_.allreduce_sum(0); });
+    return records_of(c, s, in_place, cycle, mine, o_.check_passes > 0);
+  }
   for (int w = 0; w < o_.warmup_iters; ++w) {
     wd_.enter(point);
     comm_.run(calls);
@@ -267,7 +277,6 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
   }
   control("barrier", [&] { boot_.barrier(); });
 
-  std::vector<double> mine(slots * block);
   if (o_.graph_launches > 0) {
     // As nccl-tests' -G: capture the -n launches once, then time the graph's replays.
     point.iteration = 0;
@@ -326,9 +335,15 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
     control("sum wrong", [&] { wrong_total_ += boot_.allreduce_sum(local); });
   }
 
+  return records_of(c, s, in_place, cycle, mine, checked);
+}
+
+std::vector<ResultRecord> Harness::records_of(Coll c, const CollSizes& s, bool in_place, int cycle,
+                                              const std::vector<double>& mine, bool checked) {
+  const std::size_t block = block_size(o_.iters);
   std::vector<double> gathered;
   control("gather timings", [&] { gathered = boot_.gather_to_root(mine); });
-  if (world_rank != 0) return {};
+  if (boot_.rank() != 0) return {};
   std::vector<ResultRecord> records;
   for (const Group& g : groups_) {
     std::vector<double> blocks;

@@ -62,7 +62,8 @@ ResultRecord make_record(Coll c, const CollSizes& s, const BenchOptions& o, bool
 class Harness {
  public:
   /// `comm` is this process's group communicator; `groups` every group of the split (one group
-  /// of all ranks without a split), in the communicator's ranks: with -g N, process p drives
+  /// of all ranks without a split), in the communicator's ranks (a rank in no group, left out by
+  /// --split nodes:, takes part in the barriers and gathers only): with -g N, process p drives
   /// ranks pN .. pN + N - 1 (comm.slots() == N on every process). Groups run concurrently, in
   /// step from size to size.
   Harness(const BenchOptions& o, Bootstrap& boot, Communicator& comm, const std::vector<Group>& groups, Watchdog& wd,
@@ -74,6 +75,10 @@ class Harness {
  private:
   /// On rank 0, one record per group; empty elsewhere.
   std::vector<ResultRecord> measure(Coll c, const CollSizes& s, bool in_place, int cycle);
+  /// Gathers every rank's figures (`mine`: blocks of block_size(iters) per slot); on rank 0,
+  /// one record per group, added to the sink.
+  std::vector<ResultRecord> records_of(Coll c, const CollSizes& s, bool in_place, int cycle,
+                                       const std::vector<double>& mine, bool checked);
   void control(const char* what, const std::function<void()>& f);
   /// The timed loop without CUDA graphs: host clock around -n launches, per-launch times.
   void time_loop(std::span<const OpCall> calls, OpPoint& point, std::uint64_t delay_us, bool stall_here,
@@ -89,6 +94,8 @@ class Harness {
   std::vector<std::string> rank_hosts_;  ///< host of every rank (all slots of all processes)
   std::vector<void*> send_;              ///< one per slot
   std::vector<void*> recv_;
+  int group_size_ = 0;  ///< ranks of every group (an idle rank's own communicator is smaller)
+  bool idle_ = false;   ///< in no group (--split nodes: left this rank's node out): measures nothing
   bool stalled_once_ = false;
   std::int64_t wrong_total_ = 0;
 };

@@ -86,7 +86,7 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
   app.add_option("--placement", placement, "in | out | both (default both): in-place, out-of-place or both");
   app.add_option("--split", split_mode,
                  "Concurrent groups, one communicator each: rail (same node-local index across nodes), node, "
-                 "mod:K (rank % K), none");
+                 "mod:K (rank % K), nodes:0+3,1+2 (groups of nodes; the others sit out), none");
   app.add_option("--ranks-per-node", rpn, "Ranks [kK, (k+1)K) form node k (default: from the launcher)");
   app.add_option("--device", device, "nccl: GPU index for this rank (default: node-local rank)");
   app.add_option("-g,--ngpus", gpus,
@@ -174,7 +174,8 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
   }
   if (!split_mode.empty()) {
     const auto sp = parse_split(split_mode);
-    if (!sp) throw UsageError(quoted("--split", split_mode) + ": expected rail, node, mod:K (K >= 1) or none");
+    if (!sp) throw UsageError(quoted("--split", split_mode) + ": expected rail, node, mod:K (K >= 1), nodes:A+B,C+D "
+                                                              "(node indices, each at most once) or none");
     o.split = *sp;
   }
   if (!rpn.empty()) o.ranks_per_node = static_cast<int>(parse_int("--ranks-per-node", rpn, 1, kMaxInt));

@@ -53,6 +53,10 @@ Action setup_topo(CLI::App& app) {
 }
 
 constexpr Subcommand kSubcommands[] = {
+    {"accept",
+     "acceptance of a set of nodes: topo lint, per-node, per-rail, pair (circle method) and whole-set busbw, isolation "
+     "of the guilty node; JUnit, Prometheus, good-hosts",
+     railkit::app::setup_accept},
     {"dcqcn", "show, apply (validated, originals saved, rolled back on failure) or restore DCQCN attributes",
      railkit::app::setup_dcqcn},
     {"nccl-log",

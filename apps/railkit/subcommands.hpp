@@ -7,6 +7,9 @@
 
 namespace railkit::app {
 
+/// `railkit accept`: acceptance of a set of nodes, naming the guilty node (apps/railkit/cmd_accept.cpp).
+std::function<int()> setup_accept(CLI::App& app);
+
 /// `railkit dcqcn show|apply|restore`: DCQCN attributes of the node's netdevs (apps/railkit/cmd_dcqcn.cpp).
 std::function<int()> setup_dcqcn(CLI::App& app);
 

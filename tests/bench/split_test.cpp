@@ -47,3 +47,26 @@ TEST(Split, UnequalGroupsAreRefused) {
   const NodeLayout l = node_layout(std::vector<int>(5, 0), 2);  // nodes of 2, 2, 1 ranks
   EXPECT_THROW(make_groups(*parse_split("rail"), l), railkit::UsageError);
 }
+
+TEST(Split, ExplicitNodeGroupsLeaveTheOthersOut) {
+  const auto s = parse_split("nodes:0+3,1+2");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->mode, SplitMode::Nodes);
+  EXPECT_EQ(s->nodes, (std::vector<std::vector<int>>{{0, 3}, {1, 2}}));
+  EXPECT_EQ(split_name(*s), "nodes:0+3,1+2");
+  EXPECT_FALSE(parse_split("nodes:"));
+  EXPECT_FALSE(parse_split("nodes:0+"));
+  EXPECT_FALSE(parse_split("nodes:0,0"));
+  EXPECT_FALSE(parse_split("nodes:1+x"));
+  EXPECT_FALSE(parse_split("nodes:-1"));
+  // 5 nodes of 2 ranks: node 4 sits out.
+  const NodeLayout l = node_layout(std::vector<int>(10, 0), 2);
+  const auto g = make_groups(*s, l);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0].name, "nodes0+3");
+  EXPECT_EQ(g[0].ranks, (std::vector<int>{0, 1, 6, 7}));
+  EXPECT_EQ(g[1].ranks, (std::vector<int>{2, 3, 4, 5}));
+  EXPECT_EQ(group_of(g, 8), -1);
+  EXPECT_THROW(make_groups(*parse_split("nodes:0+1,2"), l), railkit::UsageError);  // sizes differ
+  EXPECT_THROW(make_groups(*parse_split("nodes:0+5"), l), railkit::UsageError);    // no node 5
+}

@@ -349,6 +349,23 @@ def split_node_and_mod(ctx):
 
 
 @case
+def split_explicit_nodes_leave_the_others_idle(ctx):
+    # 6 ranks as 3 nodes of 2: nodes 1 and 2 measure together, node 0 (rank 0, the reporter) sits
+    # out; a check pass keeps every rank in step, and only the listed group gets records.
+    out = ctx.path("nodes.json")
+    rc, so, se, _ = ctx.run(["--split", "nodes:1+2", "--ranks-per-node", "2", "--coll", "all_reduce,all_gather",
+                             "-b", "1K", "-e", "16K", "-f", "4", "-J", out], np=6)
+    check(rc == 0, se)
+    doc = load(out)
+    check([g["ranks"] for g in doc["run"]["split"]["groups"]] == [[2, 3, 4, 5]], "nodes:1+2 group")
+    check(doc["run"]["split"]["mode"] == "nodes:1+2", doc["run"]["split"]["mode"])
+    check(len(doc["results"]) == 12 and all(r["group"] == "nodes1+2" for r in doc["results"]), "records of the group only")
+    check(all(r["wrong"] == 0 and r["busbw_GBps"] > 0 for r in doc["results"]), "checked and measured")
+    expect_usage(ctx, ["--split", "nodes:0+3", "--ranks-per-node", "2", "-b", "8", "-e", "8"], "node 3 does not exist",
+                 np=4)
+
+
+@case
 def split_bad_input(ctx):
     expect_usage(ctx, ["--split", "rails"], "--split 'rails'")
     expect_usage(ctx, ["--split", "mod:0"], "--split 'mod:0'")

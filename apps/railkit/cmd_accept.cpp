@@ -1,0 +1,131 @@
+// `railkit accept`: parses the flags into AcceptCli and runs tuner::run_accept.
+#include <unistd.h>
+
+#include <climits>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "apps/railkit/subcommands.hpp"
+#include "core/error.hpp"
+#include "core/launch.hpp"
+#include "core/profile.hpp"
+#include "tuner/accept.hpp"
+
+extern char** environ;
+
+namespace railkit::app {
+namespace {
+
+/// Flags of `railkit accept`, as given.
+struct AcceptCli {
+  std::string hostfile;
+  int np = 0;
+  int ppn = 0;
+  int ranks_per_node = 0;
+  std::string launcher = "mpirun";
+  std::string profile;
+  std::string suite;
+  std::string out;
+  std::string junit;
+  std::string bench_args;
+  std::string bench;
+  double timeout_s = 600;
+};
+
+std::vector<std::string> split_ws(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::string hostname() {
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
+  return buf;
+}
+
+/// `name` next to the running railkit, or `flag_value` when given.
+std::string sibling(const std::string& flag_value, const char* name, const char* flag) {
+  if (!flag_value.empty()) return flag_value;
+  const auto dir = self_exe_dir();
+  const std::string p = (dir.empty() ? std::filesystem::path(name) : dir / name).string();
+  if (::access(p.c_str(), X_OK) != 0)
+    throw UsageError(std::string(name) + " not found next to railkit (" + p + "); pass " + flag + " PATH");
+  return p;
+}
+
+int run(const AcceptCli& cli) {
+  tuner::AcceptOptions o;
+  o.launcher.kind = tuner::parse_launcher(cli.launcher);
+  if (o.launcher.kind == tuner::LauncherKind::Local)
+    throw UsageError("--launcher local: acceptance needs several ranks; use mpirun or srun");
+  if (!cli.hostfile.empty() && cli.ranks_per_node > 0)
+    throw UsageError("--hostfile and --ranks-per-node: give real nodes (--hostfile) or emulated ones (--ranks-per-node)");
+  if (!cli.hostfile.empty()) {
+    std::ifstream in(cli.hostfile);
+    if (!in) throw UsageError("--hostfile " + cli.hostfile + ": cannot read the file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const int ppn = cli.ppn > 0 ? cli.ppn : 1;
+    o.nodes = tuner::hostfile_nodes(ss.str(), ppn);
+    o.launcher.hostfile = cli.hostfile;
+    o.launcher.ppn = ppn;
+    o.launcher.np = static_cast<int>(o.nodes.size()) * ppn;
+    if (cli.np > 0 && cli.np != o.launcher.np)
+      throw UsageError("--np " + std::to_string(cli.np) + ": the hostfile's " + std::to_string(o.nodes.size()) +
+                       " hosts x --ppn " + std::to_string(ppn) + " make " + std::to_string(o.launcher.np) + " ranks");
+  } else {
+    if (cli.np <= 0) throw UsageError("--np: give the rank count (with --ranks-per-node), or --hostfile");
+    const int k = cli.ranks_per_node > 0 ? cli.ranks_per_node : (cli.ppn > 0 ? cli.ppn : cli.np);
+    o.nodes = tuner::emulated_nodes(hostname(), cli.np, k);
+    o.emulated_rpn = k;
+    o.launcher.np = cli.np;
+  }
+  o.launcher.as_root = ::geteuid() == 0;
+  o.launcher.cpus = online_cpus();
+  o.bench = sibling(cli.bench, "railkit-bench", "--bench");
+  o.railkit = sibling("", "railkit", "");
+  o.bench_args = split_ws(cli.bench_args);
+  o.out_dir = std::filesystem::absolute(cli.out);
+  o.junit = cli.junit;
+  o.timeout_s = cli.timeout_s;
+  if (!cli.suite.empty()) o.suite = tuner::load_suite(cli.suite);
+  if (!cli.profile.empty()) o.profile = load_profile(cli.profile);
+  for (auto& n : o.nodes)
+    if (const auto it = o.suite.topo_roots.find(n.name); it != o.suite.topo_roots.end()) n.topo_root = it->second;
+  (void)tuner::merge_bench_args(o.bench_args, o.emulated_rpn > 0);  // refuses what accept sets itself before anything runs
+  return tuner::run_accept(o, environ, std::cout, std::cerr);
+}
+
+}  // namespace
+
+std::function<int()> setup_accept(CLI::App& app) {
+  auto cli = std::make_shared<AcceptCli>();
+  app.add_option("--hostfile", cli->hostfile, "real nodes: one host per line (mpirun --hostfile, srun --nodefile)");
+  app.add_option("--np", cli->np, "ranks in all (with --ranks-per-node: emulated nodes on this machine)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--ppn", cli->ppn, "ranks per node on real nodes (mpirun -N)")->check(CLI::PositiveNumber);
+  app.add_option("--ranks-per-node", cli->ranks_per_node,
+                 "emulated nodes: ranks [iK, (i+1)K) form node i, named <hostname>:<i>")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--launcher", cli->launcher, "mpirun | srun")
+      ->check(CLI::IsMember({"mpirun", "srun", "local"}))
+      ->capture_default_str();
+  app.add_option("--profile", cli->profile, "profile whose expectations judge the whole-set stage (railkit.profile/1)");
+  app.add_option("--suite", cli->suite, "suite file: stages to skip, thresholds, topo roots (railkit.accept-suite/1)");
+  app.add_option("--out", cli->out, "output directory: accept.json, accept.prom, good-hosts, results and logs")->required();
+  app.add_option("--junit", cli->junit, "write JUnit XML here (one testcase per node and check)");
+  app.add_option("--bench-args", cli->bench_args, "extra railkit-bench arguments, split at spaces (override the defaults)");
+  app.add_option("--bench", cli->bench, "railkit-bench to run (default: the one next to railkit)");
+  app.add_option("--timeout-s", cli->timeout_s, "wall-clock limit per launch in seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  return [cli] { return run(*cli); };
+}
+
+}  // namespace railkit::app
