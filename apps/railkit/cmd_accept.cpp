@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/railkit/launcher_flags.hpp"
 #include "apps/railkit/subcommands.hpp"
 #include "core/error.hpp"
 #include "core/launch.hpp"
@@ -36,27 +37,10 @@ struct AcceptCli {
   double timeout_s = 600;
 };
 
-std::vector<std::string> split_ws(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
 std::string hostname() {
   char buf[HOST_NAME_MAX + 1] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
   return buf;
-}
-
-/// `name` next to the running railkit, or `flag_value` when given.
-std::string sibling(const std::string& flag_value, const char* name, const char* flag) {
-  if (!flag_value.empty()) return flag_value;
-  const auto dir = self_exe_dir();
-  const std::string p = (dir.empty() ? std::filesystem::path(name) : dir / name).string();
-  if (::access(p.c_str(), X_OK) != 0)
-    throw UsageError(std::string(name) + " not found next to railkit (" + p + "); pass " + flag + " PATH");
-  return p;
 }
 
 int run(const AcceptCli& cli) {
@@ -88,8 +72,8 @@ int run(const AcceptCli& cli) {
   }
   o.launcher.as_root = ::geteuid() == 0;
   o.launcher.cpus = online_cpus();
-  o.bench = sibling(cli.bench, "railkit-bench", "--bench");
-  o.railkit = sibling("", "railkit", "");
+  o.bench = sibling_program(cli.bench, "railkit-bench", "--bench");
+  o.railkit = sibling_program("", "railkit", "");
   o.bench_args = split_ws(cli.bench_args);
   o.out_dir = std::filesystem::absolute(cli.out);
   o.junit = cli.junit;

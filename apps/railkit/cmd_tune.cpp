@@ -155,7 +155,6 @@ int run(const TuneCli& cli) {
     o.seed = cli.seed;
     o.launcher = launcher_options(cli.launch);
     o.bench = bench_path(cli.launch);
-    const auto dir = self_exe_dir();
     o.bench_args = cli.bench_args;
     if (auto n = tuner::take_iters(o.bench_args)) o.iters = *n;
     o.space = tuner::restrict_to(o.space, tuner::bench_collectives(o.bench_args));
@@ -174,7 +173,7 @@ int run(const TuneCli& cli) {
     }
     if (!cli.dcqcn_root.empty()) {
       tuner::DcqcnTarget d;
-      d.railkit = (dir.empty() ? std::filesystem::path("railkit") : dir / "railkit").string();
+      d.railkit = sibling_program("", "railkit", "");
       d.root = std::filesystem::absolute(cli.dcqcn_root).string();
       d.netdevs = cli.netdevs;
       d.priority = cli.priority;

@@ -42,13 +42,15 @@ tuner::LauncherOptions launcher_options(const LauncherCli& cli) {
   return l;
 }
 
-std::string bench_path(const LauncherCli& cli) {
-  if (!cli.bench.empty()) return cli.bench;
+std::string sibling_program(const std::string& flag_value, const char* name, const char* flag) {
+  if (!flag_value.empty()) return flag_value;
   const auto dir = self_exe_dir();
-  std::string bench = (dir.empty() ? std::filesystem::path("railkit-bench") : dir / "railkit-bench").string();
-  if (::access(bench.c_str(), X_OK) != 0)
-    throw UsageError("railkit-bench not found next to railkit (" + bench + "); pass --bench PATH");
-  return bench;
+  const std::string p = (dir.empty() ? std::filesystem::path(name) : dir / name).string();
+  if (::access(p.c_str(), X_OK) != 0)
+    throw UsageError(std::string(name) + " not found next to railkit (" + p + "); pass " + flag + " PATH");
+  return p;
 }
+
+std::string bench_path(const LauncherCli& cli) { return sibling_program(cli.bench, "railkit-bench", "--bench"); }
 
 }  // namespace railkit::app

@@ -26,6 +26,10 @@ void add_launcher_flags(CLI::App& app, LauncherCli& cli);
 /// The launcher options (as_root and cpus from this machine). Throws UsageError.
 tuner::LauncherOptions launcher_options(const LauncherCli& cli);
 
+/// `flag_value` when given, else the program `name` next to the running railkit. Throws
+/// UsageError naming `flag` when that is not executable.
+std::string sibling_program(const std::string& flag_value, const char* name, const char* flag);
+
 /// --bench, or the railkit-bench next to this railkit. Throws UsageError when that is missing.
 std::string bench_path(const LauncherCli& cli);
 

@@ -46,11 +46,12 @@ def listing(cases):
     return 0
 
 
-def railkit_main(cases, doc, make_ctx, prefix):
+def railkit_main(cases, doc, make_ctx, prefix, extra=()):
     """The command line of a railkit control-plane case script:
-        SCRIPT --railkit PATH [--bench PATH] --case NAME | --list
-    Runs the case with make_ctx(railkit, bench_or_None, tmpdir) in a fresh temporary directory
-    (named PREFIX...); a subprocess timeout counts as a failure. Returns the exit code."""
+        SCRIPT --railkit PATH [--bench PATH] [EXTRA OPTIONS] --case NAME | --list
+    Runs the case with make_ctx(railkit, bench_or_None, tmpdir, **extra_values) in a fresh
+    temporary directory (named PREFIX...); `extra` lists (option, help) pairs of further string
+    options. A subprocess timeout counts as a failure. Returns the exit code."""
     import argparse
     import os
     import subprocess
@@ -58,6 +59,8 @@ def railkit_main(cases, doc, make_ctx, prefix):
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--railkit", help="the railkit binary")
     ap.add_argument("--bench", help="railkit-bench (default: the one next to railkit)")
+    for option, help_text in extra:
+        ap.add_argument(option, help=help_text)
     ap.add_argument("--case", choices=sorted(cases))
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
@@ -66,5 +69,7 @@ def railkit_main(cases, doc, make_ctx, prefix):
     if not a.railkit or not a.case:
         ap.error("--railkit and --case are required")
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
-        ctx = make_ctx(os.path.abspath(a.railkit), os.path.abspath(a.bench) if a.bench else None, tmp)
+        values = {option.lstrip("-").replace("-", "_"): getattr(a, option.lstrip("-").replace("-", "_"))
+                  for option, _ in extra}
+        ctx = make_ctx(os.path.abspath(a.railkit), os.path.abspath(a.bench) if a.bench else None, tmp, **values)
         return cases.run(a.case, ctx, also_failures=(subprocess.TimeoutExpired,))

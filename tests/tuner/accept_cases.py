@@ -9,7 +9,6 @@ Standard library only.
 `--fixtures` is the generated sysfs fixture directory of the topology tests (dgx-h100 lints clean,
 dgx-acs has an error finding). Exit 0 pass, 1 fail, 77 skipped.
 """
-import argparse
 import json
 import os
 import shutil
@@ -17,13 +16,12 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from casekit import Cases, Failure, Skip, check, listing  # noqa: E402
+from casekit import Cases, Failure, Skip, check, railkit_main  # noqa: E402
 
 CASES = Cases()
 case = CASES.add
@@ -313,22 +311,7 @@ def netns_pair_names_the_slow_link(ctx):
         signal.signal(signal.SIGTERM, old_term)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--railkit", help="the railkit binary")
-    ap.add_argument("--bench", help="railkit-bench (default: the one next to railkit)")
-    ap.add_argument("--fixtures", help="generated sysfs fixtures (tests/topology/fixtures in the build tree)")
-    ap.add_argument("--case", choices=sorted(CASES))
-    ap.add_argument("--list", action="store_true")
-    a = ap.parse_args()
-    if a.list:
-        return listing(CASES)
-    if not a.railkit or not a.case:
-        ap.error("--railkit and --case are required")
-    with tempfile.TemporaryDirectory(prefix="railkit-accept-") as tmp:
-        ctx = Ctx(os.path.abspath(a.railkit), os.path.abspath(a.bench) if a.bench else None, a.fixtures, tmp)
-        return CASES.run(a.case, ctx, also_failures=(subprocess.TimeoutExpired,))
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(railkit_main(CASES, __doc__, lambda railkit, bench, tmp, fixtures: Ctx(railkit, bench, fixtures, tmp),
+                          "railkit-accept-",
+                          extra=(("--fixtures", "generated sysfs fixtures (tests/topology/fixtures in the build tree)"),)))
