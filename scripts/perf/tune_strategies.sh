@@ -2,7 +2,7 @@
 # Compares the search strategies of `railkit tune` on the ompi-coll space with 4 local ranks:
 # grid once (every configuration), then coordinate and halving once each with a budget of 25% of
 # grid's trials. For each it prints trials, wall time, its best objective, and the configuration
-# it picked re-measured together with grid's pick (three interleaved rounds, median), as a ratio
+# it picked re-measured together with grid's pick (ROUNDS interleaved rounds, default 5, median), as a ratio
 # to grid's pick. Goal (issue 5): each
 # reaches >= 0.98 of grid's best with <= 25% of grid's trials. No validation (--no-validate).
 #
@@ -31,7 +31,7 @@ budget=$(( grid_trials / 4 ))
 run coordinate coordinate "$budget"
 run halving halving "$budget"
 
-# Re-measure what each strategy picked, interleaved (3 rounds of a 3-configuration sweep), so the
+# Re-measure what each strategy picked, interleaved (ROUNDS, default 5, of a 3-configuration sweep), so the
 # ratio compares the picks on one footing rather than on one noisy trial each.
 python3 - "$out" pick > "$out/picks.json" <<'PY'
 import json, sys, os
@@ -47,11 +47,13 @@ for name in ("grid", "coordinate", "halving"):
     configs.append({"name": name, "env": pick["env"]})
 json.dump({"schema": "railkit.sweep-matrix/1", "configs": configs}, sys.stdout)
 PY
-for r in 1 2 3; do
+rounds=${ROUNDS:-5}
+for r in $(seq 1 "$rounds"); do
   "$railkit" sweep --launcher mpirun --np 4 --matrix "$out/picks.json" --out "$out/remeasure-$r" -- "${bench_args[@]}" \
       > "$out/remeasure-$r.log" 2>&1
 done
 
+export ROUNDS=$rounds
 python3 - "$out" <<'PY'
 import json, sys, os, math, statistics
 out = sys.argv[1]
@@ -76,7 +78,7 @@ picks = json.load(open(os.path.join(out, "picks.json")))["configs"]
 remeasured = {}
 for c in picks:
     vals = []
-    for r in (1, 2, 3):
+    for r in range(1, int(os.environ.get("ROUNDS", "5")) + 1):
         sweep = json.load(open(os.path.join(out, f"remeasure-{r}", "sweep.json")))
         rec = next(x for x in sweep["configs"] if x["name"] == c["name"])
         if rec["status"] == "ok":
@@ -93,5 +95,6 @@ for name in ("grid", "coordinate", "halving"):
     wall = float(open(os.path.join(out, name + ".wall_s")).read())
     print(f"{name:<11} {len(ts):>6} {len(ts)/len(grid):>8.0%} {wall:>8.1f} {pick['objective']:>14.3f} "
           f"{remeasured[name]:>17.3f} {remeasured[name]/ref:>8.3f}  {pick['label']}")
-print("re-measured: median objective of 3 interleaved runs of each pick (goal: coordinate and halving >= 0.98 of grid's pick)")
+print(f"re-measured: median objective of {os.environ.get('ROUNDS', '5')} interleaved runs of each pick "
+      "(goal: coordinate and halving >= 0.98 of grid's pick)")
 PY
