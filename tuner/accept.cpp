@@ -14,11 +14,13 @@
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/env.hpp"
 #include "core/launch.hpp"
 #include "core/results.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
 #include "topology/compare.hpp"
+#include "tuner/rdma_loopback.hpp"
 
 namespace railkit::tuner {
 namespace fs = std::filesystem;
@@ -74,7 +76,8 @@ AcceptSuite suite_from_json(const json& j, const std::string& source) {
   if (!j.contains("schema") || j["schema"] != kAcceptSuiteSchema)
     throw bad("schema", std::string("expected \"") + kAcceptSuiteSchema + "\"");
   static const std::set<std::string> known{"schema",     "skip",       "peer_fraction", "oversubscribed_peer_fraction",
-                                           "statistic",  "thresholds", "topo_roots",    "colls"};
+                                           "statistic",  "thresholds", "topo_roots",    "colls",
+                                           "rdma_fraction", "rdma_duration_s", "ib_write_bw"};
   for (const auto& [k, v] : j.items())
     if (!known.count(k)) throw bad(k, "unknown field");
   AcceptSuite s;
@@ -99,6 +102,23 @@ AcceptSuite suite_from_json(const json& j, const std::string& source) {
     if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() <= 1))
       throw bad("oversubscribed_peer_fraction", "expected a number, 0 < value <= 1");
     s.oversubscribed_peer_fraction = v.get<double>();
+  }
+  if (j.contains("rdma_fraction")) {
+    const json& v = j["rdma_fraction"];
+    if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() <= 1))
+      throw bad("rdma_fraction", "expected a number, 0 < value <= 1");
+    s.rdma_fraction = v.get<double>();
+  }
+  if (j.contains("rdma_duration_s")) {
+    const json& v = j["rdma_duration_s"];
+    if (!v.is_number_integer() || v.get<int>() < 1 || v.get<int>() > 3600)
+      throw bad("rdma_duration_s", "expected whole seconds, 1 to 3600");
+    s.rdma_duration_s = v.get<int>();
+  }
+  if (j.contains("ib_write_bw")) {
+    if (!j["ib_write_bw"].is_string() || j["ib_write_bw"].get<std::string>().empty())
+      throw bad("ib_write_bw", "expected the path of ib_write_bw on the nodes");
+    s.ib_write_bw = j["ib_write_bw"].get<std::string>();
   }
   if (j.contains("statistic")) {
     if (!j["statistic"].is_string() || (j["statistic"] != "p50" && j["statistic"] != "avg"))
@@ -570,6 +590,7 @@ class Runner {
     report_.rules = {{"peer_fraction", o_.suite.peer_fraction},
                      {"peer_fraction_why", fraction_why},
                      {"statistic", o_.suite.statistic},
+                     {"rdma_fraction", o_.suite.rdma_fraction},
                      {"profile", o_.profile ? ojson(o_.profile->name) : ojson(nullptr)}};
     stage("topo", [&] { return topo_stage(); });
     stage("rdma", [&] { return rdma_stage(); });
@@ -757,36 +778,138 @@ class Runner {
 
   // -------------------------------------------------------------------------- (b) rdma
 
-  std::string rdma_stage() {
-    bool any = false;
-    for (size_t i = 0; i < o_.nodes.size(); ++i) {
-      std::vector<std::string> nics;
-      const fs::path doc_path = o_.out_dir / "topo" / (slug(o_.nodes[i].name) + ".json");
-      try {
-        std::ifstream in(doc_path);
-        if (in) {
-          const json doc = json::parse(in);
-          for (const auto& nic : doc.value("nics", json::array())) nics.push_back(nic.value("name", "?"));
-        }
-      } catch (const json::exception&) {
+  /// The RDMA NICs of node i: from its topology document, else (topo stage skipped) its sysfs.
+  std::vector<std::string> rdma_nics(size_t i) const {
+    std::vector<std::string> nics;
+    const fs::path doc_path = o_.out_dir / "topo" / (slug(o_.nodes[i].name) + ".json");
+    try {
+      std::ifstream in(doc_path);
+      if (in) {
+        const json doc = json::parse(in);
+        for (const auto& nic : doc.value("nics", json::array())) nics.push_back(nic.value("name", "?"));
       }
-      if (!o_.suite.runs("topo")) {
-        std::error_code ec;
-        for (const auto& e : fs::directory_iterator(fs::path(o_.nodes[i].topo_root) / "sys/class/infiniband", ec))
-          nics.push_back(e.path().filename().string());
-      }
-      AcceptCheck c{"rdma.loopback", "skipped", std::nullopt, "line rate", "none", "skipped", ""};
-      if (nics.empty()) {
-        c.evidence = "no RDMA device";
-      } else {
-        any = true;
-        // TODO(issue 7): ib_write_bw loopback per NIC (perftest), all NICs at once, pinned to the
-        // NIC's NUMA node, --use_cuda where GPUs exist, against the port's line rate.
-        c.evidence = "RDMA devices " + join(nics, ",") + ": ib_write_bw loopback not implemented yet";
-      }
-      node(static_cast<int>(i)).checks.push_back(c);
+    } catch (const json::exception&) {
     }
-    return any ? "ib_write_bw loopback not implemented yet" : "no RDMA device";
+    if (!o_.suite.runs("topo")) {
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(fs::path(o_.nodes[i].topo_root) / "sys/class/infiniband", ec))
+        nics.push_back(e.path().filename().string());
+    }
+    return nics;
+  }
+
+  /// `railkit rdma-loopback` once per node with RDMA NICs (real nodes at once, emulated nodes
+  /// one after the other: they share this machine's NICs); one check per NIC against its line rate.
+  std::string rdma_stage() {
+    fs::create_directories(o_.out_dir / "rdma");
+    std::string ib_write_bw = o_.suite.ib_write_bw;
+    if (ib_write_bw.empty()) ib_write_bw = env_value(envp_, "RAILKIT_IB_WRITE_BW");
+    std::vector<size_t> which;
+    std::vector<LaunchSpec> specs;
+    for (size_t i = 0; i < o_.nodes.size(); ++i) {
+      if (rdma_nics(i).empty()) {
+        node(static_cast<int>(i)).checks.push_back(
+            AcceptCheck{"rdma.loopback", "skipped", std::nullopt, "line rate", "none", "skipped", "no RDMA device"});
+        continue;
+      }
+      const AcceptNode& n = o_.nodes[i];
+      std::vector<std::string> cmd{o_.railkit, "rdma-loopback", "--root", n.topo_root, "--duration-s",
+                                   std::to_string(o_.suite.rdma_duration_s)};
+      if (!ib_write_bw.empty()) cmd.insert(cmd.end(), {"--ib-write-bw", ib_write_bw});
+      LaunchSpec spec;
+      spec.argv = wrap(n, cmd);
+      spec.stdout_path = o_.out_dir / "rdma" / (slug(n.name) + ".json");
+      spec.stderr_path = o_.out_dir / "rdma" / (slug(n.name) + ".stderr.txt");
+      spec.timeout_s = std::min(o_.timeout_s, o_.suite.rdma_duration_s + 120.0);
+      which.push_back(i);
+      specs.push_back(std::move(spec));
+    }
+    if (specs.empty()) return "no RDMA device";
+    progress_ << fmt::format("railkit accept: rdma: ib_write_bw loopback on {} node{} ({} s each{}) ...\n", specs.size(),
+                             specs.size() == 1 ? "" : "s", o_.suite.rdma_duration_s,
+                             o_.emulated_rpn > 0 ? ", one after the other: emulated nodes share this machine" : ", at once")
+              << std::flush;
+    std::vector<LaunchResult> results;
+    if (o_.emulated_rpn > 0) {
+      for (const LaunchSpec& spec : specs) {
+        results.push_back(run_process(spec, envp_));
+        if (results.back().end == LaunchResult::End::Interrupted) break;
+      }
+    } else {
+      results = run_concurrently(specs, envp_);
+    }
+    launches_ += static_cast<int>(results.size());
+    std::vector<std::string> unavailable;
+    for (size_t k = 0; k < results.size(); ++k) {
+      record_command("rdma", specs[k].argv, results[k]);
+      if (results[k].end == LaunchResult::End::Interrupted) throw Interrupted{results[k].signal};
+      const std::string reason = rdma_checks(which[k], specs[k], results[k]);
+      if (!reason.empty()) unavailable.push_back(reason);
+    }
+    if (unavailable.size() == specs.size()) return "rdma-loopback unavailable: " + unavailable.front();
+    return "";
+  }
+
+  /// The checks of one node from its `railkit.rdma-loopback/1` document; returns the reason when
+  /// the loopback was unavailable there (exit 5: no perftest), else "".
+  std::string rdma_checks(size_t i, const LaunchSpec& spec, const LaunchResult& lr) {
+    AcceptEntity& e = node(static_cast<int>(i));
+    json doc;
+    try {
+      std::ifstream in(spec.stdout_path);
+      doc = json::parse(in);
+    } catch (const json::exception&) {
+      doc = json();
+    }
+    const std::string err = telling_stderr_line(file_tail(spec.stderr_path, 20));
+    if (lr.end == LaunchResult::End::Exited && lr.exit_code == exit_code(ErrorCode::Unavailable)) {
+      const std::string reason = doc.is_object() && doc.contains("reason") ? doc["reason"].get<std::string>() : err;
+      e.checks.push_back(AcceptCheck{"rdma.loopback", "skipped", std::nullopt, "line rate", "none", "skipped", reason});
+      return reason.empty() ? "exit 5" : reason;
+    }
+    if (!lr.ok() || !doc.is_object() || !doc.contains("nics") || !doc["nics"].is_array()) {
+      e.checks.push_back(AcceptCheck{"rdma.loopback", "no document", std::nullopt, "line rate", "line rate", "fail",
+                                     fmt::format("railkit rdma-loopback --root {}: {}{}", o_.nodes[i].topo_root,
+                                                 lr.describe(), err.empty() ? "" : ": " + err)});
+      return "";
+    }
+    const double f = o_.suite.rdma_fraction;
+    for (const json& x : doc["nics"]) {
+      const std::string nic = x.value("name", "?");
+      AcceptCheck c{"rdma.loopback." + nic, "", std::nullopt, "", "line rate", "pass", ""};
+      const std::string status = x.value("status", "");
+      const auto num = [&](const char* k) {
+        return x.contains(k) && x[k].is_number() ? std::optional<double>(x[k].get<double>()) : std::nullopt;
+      };
+      const std::optional<double> rate = num("line_rate_Gbps"), got = num("measured_Gbps");
+      const std::string where =
+          fmt::format("{} port {}, NUMA {}, {}", nic, x.value("port", 1),
+                      x.contains("numa") && x["numa"].is_number() ? std::to_string(x["numa"].get<int>()) : "-",
+                      x.contains("gpu") && x["gpu"].is_number() ? fmt::format("GPU{} memory", x["gpu"].get<int>())
+                                                                : std::string("host memory"));
+      c.expected = rate ? fmt::format(">= {:.1f} Gb/s ({:g} x line rate {:g} Gb/s)", f * *rate, f, *rate) : "line rate unknown";
+      if (status == "skipped") {
+        c.measured = "skipped";
+        c.verdict = "skipped";
+        c.evidence = fmt::format("{}: {}", nic, x.value("error", ""));
+      } else if (status != "ok" || !got) {
+        c.measured = "failed";
+        c.verdict = "fail";
+        c.evidence = fmt::format("ib_write_bw loopback on {} failed: {}", where, x.value("error", ""));
+      } else {
+        c.measured = fmt::format("{:.2f} Gb/s", *got);
+        if (!rate) {
+          c.rule = "none (reported)";
+          c.evidence = fmt::format("ib_write_bw loopback on {}: {:.2f} Gb/s; the port's line rate is unknown", where, *got);
+        } else {
+          c.verdict = *got >= f * *rate ? "pass" : "fail";
+          c.evidence = fmt::format("ib_write_bw loopback on {}: {:.2f} of {:g} Gb/s line rate ({:.2f}){}", where, *got,
+                                   *rate, *got / *rate, c.verdict == "fail" ? fmt::format(", below {:g} x line rate", f) : "");
+        }
+      }
+      e.checks.push_back(c);
+    }
+    return "";
   }
 
   // -------------------------------------------------------------------------- (b) node

@@ -68,6 +68,10 @@ struct AcceptSuite {
   std::string statistic = "p50";
   std::vector<SuiteThreshold> thresholds;
   std::map<std::string, std::string> topo_roots;  ///< node name -> root for `railkit topo --root`
+  double rdma_fraction = 0.9;  ///< a NIC's loopback below this fraction of its line rate fails
+  int rdma_duration_s = 5;     ///< seconds of each ib_write_bw (`railkit rdma-loopback --duration-s`)
+  /// ib_write_bw path on the nodes ("" = $RAILKIT_IB_WRITE_BW of accept's environment, else PATH).
+  std::string ib_write_bw;
   std::vector<std::string> colls{"all_reduce", "all_gather"};
   bool runs(std::string_view stage) const { return skip.count(std::string(stage)) == 0; }
 };

@@ -54,7 +54,7 @@ Action setup_topo(CLI::App& app) {
 
 constexpr Subcommand kSubcommands[] = {
     {"accept",
-     "acceptance of a set of nodes: topo lint, per-node, per-rail, pair (circle method) and whole-set busbw, isolation "
+     "acceptance of a set of nodes: topo lint, RDMA loopback per NIC, per-node, per-rail, pair (circle method) and whole-set busbw, isolation "
      "of the guilty node; JUnit, Prometheus, good-hosts",
      railkit::app::setup_accept},
     {"dcqcn", "show, apply (validated, originals saved, rolled back on failure) or restore DCQCN attributes",
@@ -67,6 +67,10 @@ constexpr Subcommand kSubcommands[] = {
      "use a profile: show, check it against this node, print its environment (env), run a command with it (exec), "
      "export it for Kubernetes, Slurm, nccl.conf, NCCL's example tuner or Open MPI",
      railkit::app::setup_profile},
+    {"rdma-loopback",
+     "RDMA write bandwidth of every NIC of this node (perftest's ib_write_bw, server and client on the NIC, all NICs "
+     "at once, NUMA-pinned, GPU memory) against its line rate",
+     railkit::app::setup_rdma_loopback},
     {"report", "compare results documents or sweep directories: busbw per size vs a baseline, winners; --plot",
      railkit::app::setup_report},
     {"sweep", "run railkit-bench once per configuration of a matrix (bench arguments after --) and compare them",

@@ -25,6 +25,9 @@ std::function<int()> setup_nccl_log(CLI::App& app);
 /// `railkit profile show|check|env|exec|export`: consumes a profile document (apps/railkit/cmd_profile.cpp).
 std::function<int()> setup_profile(CLI::App& app);
 
+/// `railkit rdma-loopback`: ib_write_bw loopback per RDMA NIC against its line rate (apps/railkit/cmd_rdma_loopback.cpp).
+std::function<int()> setup_rdma_loopback(CLI::App& app);
+
 /// `railkit tune`: searches a space of settings and writes a validated profile (apps/railkit/cmd_tune.cpp).
 std::function<int()> setup_tune(CLI::App& app);
 

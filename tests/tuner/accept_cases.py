@@ -93,12 +93,13 @@ def clean_run_passes(ctx):
     check([n["name"] for n in doc["nodes"]] == NODES, f"nodes {[n['name'] for n in doc['nodes']]}")
     check(failed_nodes(doc) == [], f"failed {failed_nodes(doc)}")
     checks = {c["check"] for c in doc["nodes"][0]["checks"]}
-    for want in ("topo.lint", "topo.homogeneity", "rdma.loopback", "node.all_reduce", "node.all_gather",
-                 "pair.all_reduce"):
+    for want in ("topo.lint", "topo.homogeneity", "node.all_reduce", "node.all_gather", "pair.all_reduce"):
         check(want in checks, f"no {want} check in {sorted(checks)}")
-    rdma = [c for c in doc["nodes"][0]["checks"] if c["check"] == "rdma.loopback"][0]
-    check(rdma["verdict"] == "skipped" and rdma["evidence"] == "no RDMA device" or "RDMA devices" in rdma["evidence"],
-          f"rdma check {rdma}")
+    # This machine's RDMA NICs, if any, are measured (rdma.loopback.<nic>); without NICs or perftest
+    # one rdma.loopback check is skipped with the reason (tests/tuner/rdma_cases.py tests the stage).
+    rdma = [c for c in doc["nodes"][0]["checks"] if c["check"].startswith("rdma.loopback")]
+    check(rdma and all(c["check"] != "rdma.loopback" or (c["verdict"] == "skipped" and (
+        c["evidence"] == "no RDMA device" or "perftest" in c["evidence"])) for c in rdma), f"rdma checks {rdma}")
     check(len(doc["pairs"]) == 6 and sorted({p["round"] for p in doc["pairs"]}) == [0, 1, 2],
           f"pairs {doc['pairs']}")
     check(junit_failures(junit) == {}, f"junit failures {junit_failures(junit)}")

@@ -118,6 +118,22 @@ TEST(AcceptRules, SuiteErrorsNameTheField) {
   EXPECT_NE(bad(R"({"schema":"railkit.accept-suite/1","thresholds":[{"coll":"all_reduce"}]})").find("thresholds[0]"),
             std::string::npos);
   EXPECT_NE(bad(R"({"schema":"railkit.accept-suite/1","extra":1})").find("extra: unknown field"), std::string::npos);
+  EXPECT_NE(bad(R"({"schema":"railkit.accept-suite/1","rdma_fraction":0})").find("rdma_fraction"), std::string::npos);
+  EXPECT_NE(bad(R"({"schema":"railkit.accept-suite/1","rdma_duration_s":1.5})").find("rdma_duration_s"), std::string::npos);
+  EXPECT_NE(bad(R"({"schema":"railkit.accept-suite/1","ib_write_bw":""})").find("ib_write_bw"), std::string::npos);
+}
+
+TEST(AcceptRules, SuiteRdmaKeys) {
+  AcceptSuite d;
+  EXPECT_EQ(d.rdma_fraction, 0.9);
+  EXPECT_EQ(d.rdma_duration_s, 5);
+  EXPECT_TRUE(d.ib_write_bw.empty());
+  const AcceptSuite s = suite_from_json(nlohmann::json::parse(R"({"schema":"railkit.accept-suite/1",
+      "rdma_fraction":0.8,"rdma_duration_s":3,"ib_write_bw":"/opt/perftest/bin/ib_write_bw"})"),
+                                        "s.json");
+  EXPECT_EQ(s.rdma_fraction, 0.8);
+  EXPECT_EQ(s.rdma_duration_s, 3);
+  EXPECT_EQ(s.ib_write_bw, "/opt/perftest/bin/ib_write_bw");
 }
 
 TEST(AcceptIsolation, TheNodeInEverySuspectPair) {
