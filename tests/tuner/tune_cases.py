@@ -136,8 +136,11 @@ def done_when(ctx):
     # Open MPI's all-reduce fail (a file it could not parse would be ignored silently).
     bad = ctx.path("bad-rules.conf")
     with open(bad, "w") as f:
-        f.write("".join(line.replace(line.split()[1], "99", 1) if line.startswith("0 ") else line
-                        for line in text.splitlines(True)))
+        for line in text.splitlines(True):
+            fields = line.split("#")[0].split()
+            if len(fields) == 4 and fields[0] == "0":  # a collective's first rule: msg_size alg faninout segsize
+                line = " ".join(["0", "99"] + fields[2:]) + " #" + line.split("#", 1)[1]
+            f.write(line)
     rc, so, se = ctx.run("sweep", "--bench", ctx.bench, "--launcher", "mpirun", "--np", "4", "--out", ctx.path("bad-run"),
                          "--axis", "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
                          "--axis", f"OMPI_MCA_coll_tuned_dynamic_rules_filename={bad}", "--", *QUICK)
