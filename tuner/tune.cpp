@@ -662,25 +662,19 @@ ProfileDocument Session::make_profile(const std::vector<TrialRec>& trials, const
   }
 
   // ---- evidence from the validation runs
-  auto series = [&](const std::string& role, const BucketKey& k, std::vector<int>& rounds) {
+  /// round -> busbw of bucket k in the successful validation runs of `role`.
+  auto series = [&](const std::string& role, const BucketKey& k) {
     std::map<int, double> v;
     for (const auto& r : runs)
       if (r.role == role && r.status == "ok") {
         auto it = r.buckets.find(k);
         if (it != r.buckets.end() && it->second > 0) v[r.round] = it->second;
       }
-    rounds.clear();
-    std::vector<double> out_v;
-    for (const auto& [rd, x] : v) {
-      rounds.push_back(rd);
-      out_v.push_back(x);
-    }
     return v;
   };
   std::set<BucketKey> keys;
   for (const auto& r : runs)
     for (const auto& [k, v] : r.buckets) keys.insert(k);
-  const Settings base_settings{o_.baseline_env, {}};
   const int nc = static_cast<int>(candidates.size());
   struct Cmp {
     PairedRatio pr;
@@ -690,9 +684,8 @@ ProfileDocument Session::make_profile(const std::vector<TrialRec>& trials, const
   std::vector<std::map<BucketKey, Cmp>> cmp(static_cast<size_t>(nc));
   for (int ci = 0; ci < nc; ++ci)
     for (const auto& k : keys) {
-      std::vector<int> rb, rt;
-      auto b = series("baseline", k, rb);
-      auto t = series(fmt::format("candidate-{}", ci + 1), k, rt);
+      const auto b = series("baseline", k);
+      auto t = series(fmt::format("candidate-{}", ci + 1), k);
       Cmp c;
       for (const auto& [rd, x] : b)
         if (t.count(rd)) {
@@ -785,10 +778,8 @@ ProfileDocument Session::make_profile(const std::vector<TrialRec>& trials, const
         if (it != cmp[0].end()) c = &it->second;
       }
     }
-    std::vector<int> rb;
-    auto base_v = series("baseline", k, rb);
     std::vector<double> bvals;
-    for (const auto& [rd, x] : base_v) bvals.push_back(x);
+    for (const auto& [rd, x] : series("baseline", k)) bvals.push_back(x);
     d.baseline_busbw_GBps = bvals.empty() ? 0 : median(bvals);
     if (c && chosen >= 0) {
       d.busbw_GBps = median(c->tuned);
