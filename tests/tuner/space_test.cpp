@@ -11,21 +11,12 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "tuner_test_util.hpp"
 
 namespace railkit::tuner {
 namespace {
 
-Knob make_knob(const std::string& name, std::vector<std::string> values, std::size_t baseline, bool numeric,
-               std::optional<Condition> when = std::nullopt) {
-  Knob k;
-  k.name = name;
-  k.tunable = find_tunable(name);
-  k.values = std::move(values);
-  k.baseline = baseline;
-  k.numeric = numeric;
-  k.when = std::move(when);
-  return k;
-}
+using test::make_knob;
 
 /// NCCL_IB_SPLIT_DATA_ON_QPS only matters with more than one QP per connection.
 Space qps_space() {

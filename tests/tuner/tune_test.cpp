@@ -19,6 +19,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "tuner_test_util.hpp"
 #include "core/results.hpp"
 #include "core/tunables.hpp"
 #include "tuner/journal.hpp"
@@ -73,38 +74,9 @@ std::string usage_error_of(F&& f) {
 
 // ---------------------------------------------------------------- validate
 
-struct Rec {
-  std::string op;
-  std::uint64_t bytes;
-  bool in_place;
-  double busbw_GBps;
-  int cycle = 0;
-  std::optional<std::string> group = std::nullopt;
-};
+using test::Rec;
 
-ResultsDocument doc_of(const std::vector<Rec>& recs) {
-  ResultsDocument d;
-  d.run.label = "t";
-  d.run.backend = "mpi";
-  d.run.nranks = 4;
-  for (const auto& r : recs) {
-    ResultRecord x;
-    x.op = r.op;
-    x.dtype = "float";
-    x.redop = "sum";
-    x.bytes = r.bytes;
-    x.count = r.bytes / 4;
-    x.in_place = r.in_place;
-    x.cycle = r.cycle;
-    x.iters = 20;
-    x.busbw_GBps = r.busbw_GBps;
-    x.algbw_GBps = r.busbw_GBps;
-    x.group = r.group;
-    d.results.push_back(x);
-  }
-  update_summary(d);
-  return d;
-}
+ResultsDocument doc_of(const std::vector<Rec>& recs) { return test::make_doc("t", recs); }
 
 TEST(Validate, BucketOfEdges) {
   EXPECT_EQ(bucket_of(0), 0u);

@@ -1,10 +1,15 @@
 #pragma once
-// Helpers for the tuner tests: small results documents built in code.
+// Helpers for the tuner tests: small results documents and space knobs built in code.
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/results.hpp"
+#include "core/tunables.hpp"
+#include "tuner/space.hpp"
 
 namespace railkit::tuner::test {
 
@@ -14,6 +19,7 @@ struct Rec {
   bool in_place;
   double busbw_GBps;
   int cycle = 0;
+  std::optional<std::string> group = std::nullopt;  ///< --split group
 };
 
 inline ResultsDocument make_doc(const std::string& label, const std::vector<Rec>& recs) {
@@ -39,10 +45,24 @@ inline ResultsDocument make_doc(const std::string& label, const std::vector<Rec>
     x.busbw_GBps = r.busbw_GBps;
     x.algbw_GBps = r.busbw_GBps / 1.5;
     x.wrong = 0;
+    x.group = r.group;
     d.results.push_back(x);
   }
   update_summary(d);
   return d;
+}
+
+/// A knob of the tunable `name` (looked up in the table) with the values searched.
+inline Knob make_knob(const std::string& name, std::vector<std::string> values, std::size_t baseline, bool numeric,
+                      std::optional<Condition> when = std::nullopt) {
+  Knob k;
+  k.name = name;
+  k.tunable = find_tunable(name);
+  k.values = std::move(values);
+  k.baseline = baseline;
+  k.numeric = numeric;
+  k.when = std::move(when);
+  return k;
 }
 
 }  // namespace railkit::tuner::test
