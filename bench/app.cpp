@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
+#include <limits>
+#include <optional>
 #include <ctime>
 #include <iostream>
 #include <filesystem>
@@ -13,7 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/harness.hpp"
+#include "bench/lone_bootstrap.hpp"
+#if RAILKIT_HAVE_MPI
 #include "bench/mpi/mpi_session.hpp"
+#endif
 #if RAILKIT_HAVE_NCCL
 #include "bench/nccl/nccl_backend.hpp"
 #endif
@@ -49,15 +55,38 @@ nlohmann::json options_json(const BenchOptions& o) {
           {"split", split_name(o.split)},
           {"ranks_per_node", o.ranks_per_node},
           {"ngpus", o.gpus_per_process},
-          {"cudagraph", o.graph_launches}};
+          {"cudagraph", o.graph_launches},
+          {"nonblocking", o.nonblocking}};
 }
 
-/// One rank's error as every rank agrees on it: the ranks where `failed` holds print `e`
-/// (unless `speak` is false, for a node's other ranks), and every rank exits with its code.
-void agree_or_throw(Bootstrap& boot, bool failed, const Error& e, bool speak = true) {
-  if (boot.allreduce_max(failed ? 1 : 0) == 0) return;
-  if (failed && speak) print_error_line(e.what());
-  throw QuietExit(e.code());
+/// Every rank learns whether any rank met a problem before anything collective (a GPU range, a
+/// backend that resolves differently, memory): rank 0 prints the first failing rank's message
+/// (naming the rank, and how many others failed) and every rank throws QuietExit with one code.
+void agree(Bootstrap& boot, const std::optional<Error>& mine) {
+  const std::int64_t code = boot.allreduce_max(mine ? exit_code(mine->code()) : 0);
+  if (code == 0) return;
+  const std::vector<std::string> texts = boot.gather_text_to_root(mine ? std::string(mine->what()) : std::string());
+  if (boot.rank() == 0) {
+    int first = -1, failed = 0;
+    for (size_t r = 0; r < texts.size(); ++r)
+      if (!texts[r].empty() && failed++ == 0) first = static_cast<int>(r);
+    std::string line = first >= 0 ? texts[static_cast<size_t>(first)] : "a rank failed without a message";
+    if (boot.size() > 1) line += fmt::format(" [rank {}{}]", first, failed > 1 ? fmt::format(" and {} other{}", failed - 1, failed > 2 ? "s" : "") : "");
+    print_error_line(line);
+  }
+  throw QuietExit(static_cast<ErrorCode>(code));
+}
+
+/// Runs `check` on this rank and agrees on its outcome with every other rank (see agree).
+template <typename F>
+void agreed(Bootstrap& boot, F&& check) {
+  std::optional<Error> problem;
+  try {
+    check();
+  } catch (const Error& e) {
+    problem = e;
+  }
+  agree(boot, problem);
 }
 
 /// --observe on the nccl backend: NCCL logs INIT,NET,GRAPH at INFO into a file of this rank's,
@@ -134,51 +163,44 @@ void print_error_line(const std::string& message, int rank_suffix) {
 }
 
 std::string version_text() {
-  std::string s = fmt::format("railkit-bench {}\nbackends: mpi ({})", kVersion, mpi::library_version());
-#if RAILKIT_HAVE_NCCL
-  s += fmt::format(", nccl ({})", nccl::version_text());
+  std::vector<std::string> backends;
+#if RAILKIT_HAVE_MPI
+  backends.push_back(fmt::format("mpi ({})", mpi::library_version()));
+#else
+  backends.push_back("no mpi (built without MPI: one process, no launcher)");
 #endif
+#if RAILKIT_HAVE_NCCL
+  backends.push_back(fmt::format("nccl ({})", nccl::version_text()));
+#endif
+  std::string s = fmt::format("railkit-bench {}\nbackends: ", kVersion);
+  for (size_t i = 0; i < backends.size(); ++i) s += (i ? ", " : "") + backends[i];
   return s + "\n";
 }
 
+
 namespace {
 
-/// Whether --backend (or auto) selects the NCCL backend here. The only place that knows which
-/// backends are compiled in, with make_backend. `--backend nccl` without a usable GPU throws
-/// UnavailableError here, before any other check that depends on the backend.
-bool chooses_nccl(const BenchOptions& o) {
+/// The backend this rank resolves --backend to: true for nccl. The only place, with
+/// make_backend, that knows which backends are compiled in. Throws UnavailableError for a
+/// backend that is not built or, for nccl, has no usable GPU here.
+bool resolve_backend(const BenchOptions& o) {
 #if RAILKIT_HAVE_NCCL
-  if (o.backend == BackendChoice::Nccl) {
-    if (const std::string why = nccl::unusable_gpu_reason(); !why.empty())
-      throw UnavailableError("--backend nccl: " + why);
-    return true;
-  }
-  return o.backend == BackendChoice::Auto && nccl::unusable_gpu_reason().empty();
+  const std::string no_gpu = nccl::unusable_gpu_reason();
+  if (o.backend == BackendChoice::Nccl && !no_gpu.empty()) throw UnavailableError("--backend nccl: " + no_gpu);
+  if (o.backend == BackendChoice::Nccl || (o.backend == BackendChoice::Auto && no_gpu.empty())) return true;
 #else
   if (o.backend == BackendChoice::Nccl)
     throw UnavailableError("--backend nccl: this railkit-bench was built without the NCCL backend (see --version)");
+  const std::string no_gpu = "built without the NCCL backend";
+#endif
+#if RAILKIT_HAVE_MPI
   return false;
-#endif
-}
-
-/// The data-plane backend on this rank's group (`color`).
-std::unique_ptr<Communicator> make_backend(const BenchOptions& o, const Bootstrap& boot, int color, bool use_nccl) {
-#if RAILKIT_HAVE_NCCL
-  if (use_nccl) {
-    nccl::NcclSetup setup;
-    setup.color = color;
-    setup.local_rank = boot.local_rank();
-    setup.device = o.device;
-    setup.gpus = o.gpus_per_process;
-    setup.init_timeout_s = o.timeout_s;
-    return nccl::make_communicator(setup);
-  }
 #else
-  (void)o;
-  (void)boot;
-  (void)use_nccl;
+  throw UnavailableError(fmt::format("--backend {}: this railkit-bench was built without MPI and {} ({})",
+                                     o.backend == BackendChoice::Mpi ? "mpi" : "auto",
+                                     o.backend == BackendChoice::Mpi ? "has no mpi backend" : "found no usable GPU",
+                                     no_gpu));
 #endif
-  return mpi::make_communicator(color);
 }
 
 /// GPU ranks each process drives: -g on the nccl backend. Above 1 is a usage error on the mpi
@@ -196,6 +218,78 @@ int slots_per_process(const BenchOptions& o, bool use_nccl) {
   return o.gpus_per_process;
 }
 
+#if RAILKIT_HAVE_NCCL
+nccl::NcclSetup nccl_setup(const BenchOptions& o, const Bootstrap& boot, AbortSignal* signal) {
+  nccl::NcclSetup setup;
+  setup.local_rank = boot.local_rank();
+  setup.device = o.device;
+  setup.gpus = o.gpus_per_process;
+  setup.blocking = !o.nonblocking;
+  setup.poll_timeout_s = o.timeout_s;
+  setup.signal = signal;
+  return setup;
+}
+#endif
+
+/// The data-plane backend on this rank's group (`color`). Collective.
+std::unique_ptr<Communicator> make_backend(const BenchOptions& o, Bootstrap& boot, int color, bool use_nccl,
+                                           AbortSignal& signal) {
+#if RAILKIT_HAVE_NCCL
+  if (use_nccl) {
+    const std::unique_ptr<Bootstrap> group = boot.split(color);
+    return nccl::make_communicator(nccl_setup(o, boot, &signal), *group);
+  }
+#else
+  (void)o, (void)use_nccl, (void)signal;
+#endif
+#if RAILKIT_HAVE_MPI
+  (void)boot;
+  return mpi::make_communicator(color);
+#else
+  (void)boot, (void)color;
+  throw UnavailableError("this railkit-bench was built without MPI: no mpi backend");
+#endif
+}
+
+std::string backend_version(bool use_nccl) {
+#if RAILKIT_HAVE_NCCL
+  if (use_nccl) return nccl::version_text();
+#else
+  (void)use_nccl;
+#endif
+#if RAILKIT_HAVE_MPI
+  return mpi::library_version();
+#else
+  return {};
+#endif
+}
+
+/// What this rank resolved, agreed by every rank.
+struct Resolved {
+  bool use_nccl = false;
+  int slots = 1;  ///< GPU ranks per process (-g)
+};
+
+/// Resolves the backend and -g on every rank, checks what only this rank can see (a usable
+/// GPU, its GPU range), and agrees: every rank goes on, or every rank exits with the first
+/// failing rank's message printed once. A backend that resolves differently is refused too.
+Resolved agree_on_setup(const BenchOptions& o, Bootstrap& boot) {
+  Resolved r;
+  agreed(boot, [&] {
+    r.use_nccl = resolve_backend(o);
+    r.slots = slots_per_process(o, r.use_nccl);
+#if RAILKIT_HAVE_NCCL
+    if (r.use_nccl) nccl::check_setup(nccl_setup(o, boot, nullptr));
+#endif
+  });
+  const std::int64_t on_nccl = boot.allreduce_sum(r.use_nccl ? 1 : 0);
+  if (on_nccl != 0 && on_nccl != boot.size())
+    throw UsageError(fmt::format("--backend {}: {} of {} processes chose nccl (a usable GPU) and the others mpi; "
+                                 "every rank must run the same backend: pass --backend nccl or --backend mpi",
+                                 o.backend == BackendChoice::Auto ? "auto" : "(per rank)", on_nccl, boot.size()));
+  return r;
+}
+
 /// Lines joined, each ended by a newline (for device names, which hold none).
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
@@ -208,6 +302,145 @@ std::vector<std::string> split_lines(const std::string& text) {
   std::istringstream in(text);
   for (std::string l; std::getline(in, l);) out.push_back(l);
   return out;
+}
+
+/// Ranks of this launch according to the launcher's environment (1 when none says).
+[[maybe_unused]] int launcher_size(char** envp) {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
+    const std::string v = env_value(envp, name);
+    if (!v.empty()) {
+      try {
+        return std::stoi(v);
+      } catch (...) {
+        return 1;
+      }
+    }
+  }
+  return 1;
+}
+
+/// The checks of the run's shape that need the rank count and the plan, agreed by every rank.
+Plan agree_on_plan(const BenchOptions& o, Bootstrap& boot, const Resolved& res, int group_size) {
+  const int slots = res.slots;
+  if (o.root >= group_size)
+    throw UsageError(fmt::format("-r/--root '{}': the groups of --split {} have only {} ranks", o.root,
+                                 split_name(o.split), group_size));
+  Plan plan = make_plan(o, group_size);
+  if (plan.sizes.empty() || plan.buffer_bytes == 0)
+    throw UsageError(fmt::format("-e/--maxbytes '{}': every size leaves less than one element per rank", o.max_bytes));
+  agreed(boot, [&] {
+    const int local_ranks = boot.local_size() * slots;
+    const std::uint64_t need = 2 * plan.buffer_bytes * static_cast<std::uint64_t>(local_ranks);
+    const auto avail = mem_available_bytes(SysRoot{});
+    if (avail && need > *avail)
+      throw UsageError(fmt::format("-e/--maxbytes '{}': {} rank{} on {} need{} {} of buffers (2 x {} per rank) but "
+                                   "only {:.1f} GiB is available",
+                                   o.max_bytes, local_ranks, local_ranks == 1 ? "" : "s",
+                                   boot.hosts()[static_cast<size_t>(boot.rank())], local_ranks == 1 ? "s" : "",
+                                   format_bytes(need), format_bytes(plan.buffer_bytes),
+                                   static_cast<double>(*avail) / (1ull << 30)));
+  });
+  if (!res.use_nccl && plan.max_count > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    throw UsageError(fmt::format("-e/--maxbytes '{}': {} elements exceed MPI's int count", o.max_bytes, plan.max_count));
+  agreed(boot, [&] {
+    if (!o.output_file.empty() && boot.rank() == 0) check_writable(o.output_file, "-J/--output_file");
+  });
+  return plan;
+}
+
+/// The run's description for the results document, known before any communicator exists.
+RunInfo make_run_info(const BenchOptions& o, const Bootstrap& boot, bool use_nccl, int data_ranks,
+                      const std::vector<Group>& groups) {
+  RunInfo run;
+  run.label = o.label;
+  run.backend = use_nccl ? "nccl" : "mpi";
+  run.backend_version = backend_version(use_nccl);
+  run.railkit_version = kVersion;
+  run.nranks = data_ranks;
+  for (const std::string& h : boot.hosts())
+    if (std::find(run.hosts.begin(), run.hosts.end(), h) == run.hosts.end()) run.hosts.push_back(h);
+  run.nnodes = static_cast<int>(run.hosts.size());
+  run.command = shell_join(o.argv);
+  run.env = capture_env(environ, kRecordedEnvPrefixes);  // after --observe's NCCL_DEBUG settings
+  run.start_time = utc_now_iso();
+  run.average = std::string(average_name(o.average));
+  run.options = options_json(o);
+  if (o.split.mode != SplitMode::None) {
+    nlohmann::json gs = nlohmann::json::array();
+    for (const Group& g : groups) {
+      nlohmann::json hosts = nlohmann::json::array();
+      for (int r : g.ranks) hosts.push_back(boot.hosts()[static_cast<size_t>(r)]);
+      gs.push_back({{"name", g.name}, {"ranks", g.ranks}, {"hosts", hosts}});
+    }
+    run.split = {{"mode", split_name(o.split)},
+                 {"ranks_per_node", o.ranks_per_node > 0 ? nlohmann::json(o.ranks_per_node) : nlohmann::json(nullptr)},
+                 {"groups", gs}};
+  }
+  return run;
+}
+
+/// The error record of a watchdog timeout.
+ErrorRecord timeout_record(const TimeoutReport& rep) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const RankState& s : rep.ranks)
+    ranks.push_back({{"rank", s.rank}, {"host", s.host}, {"state", s.state}, {"ops_entered", s.seq},
+                     {"phase", s.at.phase}, {"bytes", s.at.bytes}, {"iteration", s.at.iteration},
+                     {"in_place", s.at.in_place}, {"waited_s", s.waited_s}});
+  return ErrorRecord{std::string(error_code_name(ErrorCode::Timeout)), exit_code(ErrorCode::Timeout), rep.message,
+                     {{"timeout_s", rep.timeout_s},
+                      {"phase", rep.at.phase},
+                      {"bytes", rep.at.bytes},
+                      {"iteration", rep.at.iteration},
+                      {"in_place", rep.at.in_place},
+                      {"not_arrived", rep.not_arrived},
+                      {"ranks", ranks}}};
+}
+
+/// Every data rank's pid, host and device, gathered to rank 0 (one entry per GPU rank with -g).
+struct RankFacts {
+  std::vector<double> pids;            ///< per process
+  std::vector<std::string> devices;    ///< per data rank
+};
+
+RankFacts gather_rank_facts(Bootstrap& boot, const Communicator& comm, int slots) {
+  RankFacts f;
+  f.pids = boot.gather_to_root(std::vector<double>{static_cast<double>(::getpid())});
+  std::vector<std::string> mine;
+  for (int k = 0; k < slots; ++k) mine.push_back(comm.device(k));
+  for (const std::string& text : boot.gather_text_to_root(join_lines(mine))) {
+    std::vector<std::string> lines = split_lines(text);
+    lines.resize(static_cast<size_t>(slots));
+    f.devices.insert(f.devices.end(), lines.begin(), lines.end());
+  }
+  return f;
+}
+
+/// The run's end on rank 0: observed facts, the footer and the final document.
+void finish_document(ResultsSink& sink, Reporter& reporter, const Bootstrap& boot, const RankFacts& facts,
+                     const std::vector<double>& rss, int slots, const Plan& plan, const nlohmann::json& backend_facts,
+                     const nlohmann::json& observed_nccl) {
+  ResultsDocument d = sink.snapshot();
+  if (!observed_nccl.is_null()) {
+    d.observed["nccl"] = observed_nccl;
+    for (const auto& w : observed_nccl.value("warnings", nlohmann::json::array())) {
+      d.observed["warnings"].push_back(w);
+      std::cout << "# warning: " << w.get<std::string>() << "\n";
+    }
+  }
+  nlohmann::json ranks = nlohmann::json::array();
+  for (size_t r = 0; r < facts.devices.size(); ++r) {
+    const size_t p = r / static_cast<size_t>(slots);
+    ranks.push_back({{"rank", r},
+                     {"host", boot.hosts()[p]},
+                     {"pid", static_cast<std::int64_t>(facts.pids[p])},
+                     {"peak_rss_bytes", static_cast<std::uint64_t>(rss[p])},
+                     {"device", facts.devices[r]}});
+  }
+  d.observed["ranks"] = ranks;
+  d.observed["buffer_bytes"] = plan.buffer_bytes;
+  d.observed["backend"] = backend_facts;
+  reporter.run_end(d);
+  sink.write(d);
 }
 
 }  // namespace
@@ -245,8 +478,16 @@ std::string shell_join(const std::vector<std::string>& argv) {
 int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp);
 
 int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp) {
+#if RAILKIT_HAVE_MPI
   mpi::Session session(argc, argv, o.timeout_s > 0);
   auto boot = mpi::make_bootstrap(session);
+#else
+  (void)argc, (void)argv;
+  if (const int n = launcher_size(envp); n > 1)
+    throw UnavailableError(fmt::format("this railkit-bench was built without MPI and runs as one process, but the "
+                                       "launcher started {} (drive several GPUs from one process with -g N)", n));
+  auto boot = make_lone_bootstrap();
+#endif
   try {
     return run_ranks(o, *boot, envp);
   } catch (const QuietExit&) {
@@ -266,10 +507,11 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   const int rank = boot->rank();
   const int nranks = boot->size();
 
-  // Checks that need the rank count or the machine, agreed by every rank before any allocation.
+  // Checks that need the rank count or the machine, agreed by every rank before anything
+  // collective or any allocation.
   validate(o, nranks);
-  const bool nccl_chosen = chooses_nccl(o);
-  const int slots = slots_per_process(o, nccl_chosen);
+  const Resolved res = agree_on_setup(o, *boot);
+  const int slots = res.slots;
   const int data_ranks = nranks * slots;  // ranks of the data plane: process p drives ranks p*slots ..
   // With -g N (no split) the one group holds every GPU rank; node_layout over processes otherwise.
   std::vector<int> node_of_data_rank;
@@ -278,174 +520,87 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   const NodeLayout layout = node_layout(node_of_data_rank, slots == 1 ? o.ranks_per_node : 0);
   const std::vector<Group> groups = make_groups(o.split, layout);
   const int my_group = group_of(groups, rank * slots);
-  const std::string nccl_log = nccl_chosen && o.observe ? arrange_nccl_log(envp) : std::string();
-  // A rank of a node that --split nodes: leaves out gets a communicator of its own and measures nothing.
-  const int color = my_group >= 0 ? my_group : static_cast<int>(groups.size()) + rank;
-  auto comm = make_backend(o, *boot, color, nccl_chosen);
   const int group_size = static_cast<int>(groups.front().ranks.size());
-  if (o.graph_launches > 0 && !comm->supports_graphs())
-    throw UsageError(fmt::format("-G/--cudagraph '{}': CUDA graphs need the nccl backend (this run uses {})",
-                                 o.graph_launches, comm->name()));
-  if (o.root >= group_size)
-    throw UsageError(fmt::format("-r/--root '{}': the groups of --split {} have only {} ranks", o.root,
-                                 split_name(o.split), group_size));
-  if (const std::string why = comm->unsupported_reason(o.dtype, o.redop); !why.empty()) throw UsageError(why);
-  const Plan plan = make_plan(o, group_size);
-  if (plan.sizes.empty() || plan.buffer_bytes == 0)
-    throw UsageError(fmt::format("-e/--maxbytes '{}': every size leaves less than one element per rank", o.max_bytes));
-  {
-    const int local_ranks = boot->local_size() * slots;
-    const std::uint64_t per_rank = 2 * plan.buffer_bytes;
-    const std::uint64_t need = per_rank * static_cast<std::uint64_t>(local_ranks);
-    const auto avail = mem_available_bytes(SysRoot{});
-    const bool short_of_memory = avail && need > *avail;
-    agree_or_throw(*boot, short_of_memory,
-                   UsageError(fmt::format("-e/--maxbytes '{}': {} rank{} on {} need{} {} of buffers (2 x {} per rank) but "
-                                          "only {:.1f} GiB is available",
-                                          o.max_bytes, local_ranks, local_ranks == 1 ? "" : "s",
-                                          boot->hosts()[static_cast<size_t>(rank)], local_ranks == 1 ? "s" : "",
-                                          format_bytes(need), format_bytes(plan.buffer_bytes),
-                                          static_cast<double>(avail.value_or(0)) / (1ull << 30))),
-                   boot->local_rank() == 0);
-  }
-  if (plan.max_count > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
-    throw UsageError(fmt::format("-e/--maxbytes '{}': {} elements exceed MPI's int count", o.max_bytes, plan.max_count));
-  if (!o.output_file.empty()) {
-    std::string why;
-    if (rank == 0) {
-      try {
-        check_writable(o.output_file, "-J/--output_file");
-      } catch (const UsageError& e) {
-        why = e.what();
-      }
-    }
-    agree_or_throw(*boot, !why.empty(), UsageError(why));
-  }
-
+  const Plan plan = agree_on_plan(o, *boot, res, group_size);
+  const std::string nccl_log = res.use_nccl && o.observe ? arrange_nccl_log(envp) : std::string();
   ResultsDocument doc;
-  RunInfo& run = doc.run;
-  run.label = o.label;
-  run.backend = comm->name();
-  run.backend_version = comm->version();
-  run.railkit_version = kVersion;
-  run.nranks = data_ranks;
-  run.hosts.clear();
-  for (const std::string& h : boot->hosts())
-    if (std::find(run.hosts.begin(), run.hosts.end(), h) == run.hosts.end()) run.hosts.push_back(h);
-  run.nnodes = static_cast<int>(run.hosts.size());
-  run.command = shell_join(o.argv);
-  run.env = capture_env(environ, kRecordedEnvPrefixes);  // after --observe's NCCL_DEBUG settings
-  run.start_time = utc_now_iso();
-  run.average = std::string(average_name(o.average));
-  run.options = options_json(o);
-  if (o.split.mode != SplitMode::None) {
-    nlohmann::json gs = nlohmann::json::array();
-    for (const Group& g : groups) {
-      nlohmann::json hosts = nlohmann::json::array();
-      for (int r : g.ranks) hosts.push_back(boot->hosts()[static_cast<size_t>(r)]);
-      gs.push_back({{"name", g.name}, {"ranks", g.ranks}, {"hosts", hosts}});
-    }
-    run.split = {{"mode", split_name(o.split)},
-                 {"ranks_per_node", o.ranks_per_node > 0 ? nlohmann::json(o.ranks_per_node) : nlohmann::json(nullptr)},
-                 {"groups", gs}};
-  }
-  ResultsSink sink(doc, rank == 0 ? o.output_file : std::string());
-
-  // One entry per data rank: with -g N, process p's pid and host for ranks p*N .. p*N + N - 1.
-  const std::vector<double> pids = boot->gather_to_root(std::vector<double>{static_cast<double>(::getpid())});
-  std::vector<std::string> my_devices;
-  for (int k = 0; k < slots; ++k) my_devices.push_back(comm->device(k));
-  std::vector<std::string> rank_devices;
-  for (const std::string& text : boot->gather_text_to_root(join_lines(my_devices))) {
-    std::vector<std::string> lines = split_lines(text);
-    lines.resize(static_cast<size_t>(slots));
-    rank_devices.insert(rank_devices.end(), lines.begin(), lines.end());
-  }
-  const auto proc_of = [&](int r) { return static_cast<size_t>(r / slots); };
-  TableReporter table(std::cout);
-  Reporter* reporter = rank == 0 ? &table : nullptr;
-  if (reporter) {
-    RunHeader h{run, o, {}, plan.notes};
-    for (int r = 0; r < data_ranks; ++r)
-      h.ranks.push_back(
-          {r, static_cast<int>(pids[proc_of(r)]), boot->hosts()[proc_of(r)], rank_devices[static_cast<size_t>(r)]});
-    reporter->run_start(h);
-  }
+  doc.run = make_run_info(o, *boot, res.use_nccl, data_ranks, groups);
+  ResultsSink sink(std::move(doc), rank == 0 ? o.output_file : std::string());
 
   // A run that ends early (timeout, error) still prints the footer and leaves the document with
-  // everything measured and the reason; rank 0 only.
+  // everything measured and the reason; rank 0 only. The reporter prints once the header is out.
+  TableReporter table(std::cout);
+  std::atomic<Reporter*> reporter{nullptr};
   const auto end_early = [&](ErrorRecord why) {
     ResultsDocument d = sink.snapshot();
     d.summary.complete = false;
     d.error = std::move(why);
-    if (reporter) reporter->run_end(d);
+    if (Reporter* r = reporter.load()) r->run_end(d);
     sink.write(d);
   };
-
+  // The watchdog exists before the communicators: their creation is watched too.
   Watchdog wd(*boot, o.timeout_s, [&](const TimeoutReport& rep) {
-    if (comm) comm->abort();
-    nlohmann::json ranks = nlohmann::json::array();
-    for (const RankState& s : rep.ranks)
-      ranks.push_back({{"rank", s.rank}, {"host", s.host}, {"state", s.state}, {"ops_entered", s.seq},
-                       {"phase", s.at.phase}, {"bytes", s.at.bytes}, {"iteration", s.at.iteration},
-                       {"in_place", s.at.in_place}, {"waited_s", s.waited_s}});
-    end_early(ErrorRecord{std::string(error_code_name(ErrorCode::Timeout)), exit_code(ErrorCode::Timeout), rep.message,
-                          {{"timeout_s", rep.timeout_s},
-                           {"phase", rep.at.phase},
-                           {"bytes", rep.at.bytes},
-                           {"iteration", rep.at.iteration},
-                           {"in_place", rep.at.in_place},
-                           {"not_arrived", rep.not_arrived},
-                           {"ranks", ranks}}});
+    end_early(timeout_record(rep));
     print_error_line(rep.message);
   });
 
-  Harness harness(o, *boot, *comm, groups, wd, sink, reporter);
+  std::unique_ptr<Communicator> comm;
   std::int64_t wrong = 0;
+  RankFacts facts;
   try {
+    // A rank of a node that --split nodes: leaves out gets a communicator of its own and measures nothing.
+    const int color = my_group >= 0 ? my_group : static_cast<int>(groups.size()) + rank;
+    wd.enter(OpPoint{res.use_nccl ? "NCCL communicator init" : "communicator init", 0, -1, false});
+    comm = make_backend(o, *boot, color, res.use_nccl, wd.signal());
+    wd.leave();
+    if (o.graph_launches > 0 && !comm->supports_graphs())
+      throw UsageError(fmt::format("-G/--cudagraph '{}': CUDA graphs need the nccl backend (this run uses {})",
+                                   o.graph_launches, comm->name()));
+    if (const std::string why = comm->unsupported_reason(o.dtype, o.redop); !why.empty()) throw UsageError(why);
+
+    facts = gather_rank_facts(*boot, *comm, slots);
+    if (rank == 0) {
+      RunHeader h{sink.snapshot().run, o, {}, plan.notes};
+      for (int r = 0; r < data_ranks; ++r) {
+        const auto p = static_cast<size_t>(r / slots);
+        h.ranks.push_back({r, static_cast<int>(facts.pids[p]), boot->hosts()[p], facts.devices[static_cast<size_t>(r)]});
+      }
+      table.run_start(h);
+      reporter.store(&table);
+    }
+    Harness harness(o, *boot, *comm, groups, wd, sink, rank == 0 ? &table : nullptr);
     wrong = harness.run(plan);
+  } catch (const UsageError&) {
+    throw;  // alike on every rank, before any measurement: printed once by run_bench
   } catch (const Error& e) {
+    // The watchdog asked this thread to stop (or fired while it failed): it reports and exits.
+    if (wd.signal().requested()) wd.wait_for_exit();
     // Record what was measured and why the run stopped, then end every rank.
     if (rank == 0)
       end_early(ErrorRecord{std::string(error_code_name(e.code())), exit_code(e.code()), e.what(), nlohmann::json::object()});
     print_error_line(e.what(), rank ? rank : -1);
-    MPI_Abort(MPI_COMM_WORLD, exit_code(e.code()));
-    return exit_code(e.code());
+    boot->abort_job(exit_code(e.code()));
   }
 
   // Per-rank facts for the document: peak memory of every rank.
-  std::vector<double> rss;
   wd.enter(OpPoint{"gather ranks", 0, -1, false});
-  rss = boot->gather_to_root(std::vector<double>{static_cast<double>(peak_rss_bytes(SysRoot{}).value_or(0))});
+  const std::vector<double> rss =
+      boot->gather_to_root(std::vector<double>{static_cast<double>(peak_rss_bytes(SysRoot{}).value_or(0))});
+  wd.leave();
+  nlohmann::json backend_facts = nlohmann::json::object();
+  for (const auto& [k, v] : comm->facts()) backend_facts[k] = v;
+  backend_facts["bootstrap"] = RAILKIT_HAVE_MPI ? "MPI" : "none (one process)";
+  // Communicators go before the NCCL log is read (NCCL flushes it then); their teardown is watched.
+  wd.enter(OpPoint{"communicator teardown", 0, -1, false});
+  comm.reset();
   wd.leave();
   nlohmann::json observed_nccl = nullptr;
-  if (nccl_chosen && o.observe) {
-    comm.reset();  // NCCL flushes its log when the communicator goes
+  if (res.use_nccl && o.observe) {
     wd.enter(OpPoint{"gather NCCL logs", 0, -1, false});
-    observed_nccl = observe_nccl(*boot, nccl_log, run.env, slots > 1);
+    observed_nccl = observe_nccl(*boot, nccl_log, sink.snapshot().run.env, slots > 1);
     wd.leave();
   }
-  if (rank == 0) {
-    ResultsDocument d = sink.snapshot();
-    if (!observed_nccl.is_null()) {
-      d.observed["nccl"] = observed_nccl;
-      for (const auto& w : observed_nccl.value("warnings", nlohmann::json::array())) {
-        d.observed["warnings"].push_back(w);
-        std::cout << "# warning: " << w.get<std::string>() << "\n";
-      }
-    }
-    nlohmann::json ranks = nlohmann::json::array();
-    for (int r = 0; r < data_ranks; ++r)
-      ranks.push_back({{"rank", r},
-                       {"host", boot->hosts()[proc_of(r)]},
-                       {"pid", static_cast<std::int64_t>(pids[proc_of(r)])},
-                       {"peak_rss_bytes", static_cast<std::uint64_t>(rss[proc_of(r)])},
-                       {"device", rank_devices[static_cast<size_t>(r)]}});
-    d.observed["ranks"] = ranks;
-    d.observed["buffer_bytes"] = plan.buffer_bytes;
-    reporter->run_end(d);
-    sink.write(d);
-  }
+  if (rank == 0) finish_document(sink, table, *boot, facts, rss, slots, plan, backend_facts, observed_nccl);
   boot->barrier();
   return wrong > 0 ? exit_code(ErrorCode::DataError) : 0;
 }

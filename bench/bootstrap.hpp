@@ -1,7 +1,10 @@
 #pragma once
-// The control channel between ranks (MPI underneath): who is where, barriers, and gathering
-// the small figures the harness needs. Not timed. The data plane is a Communicator.
+// The control channel between ranks (MPI underneath, or one lone process): who is where,
+// barriers, and gathering the small figures the harness needs. Not timed. The data plane is a
+// Communicator; backends reach the launcher only through this interface.
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -29,6 +32,14 @@ class Bootstrap {
   virtual std::vector<std::string> gather_text_to_root(const std::string& mine) = 0;
   /// Concatenation of every rank's `mine` (all of equal length) at rank 0; empty elsewhere.
   virtual std::vector<double> gather_to_root(std::span<const double> mine) = 0;
+
+  /// Rank `root`'s `data` in every rank's `data` (all of equal length).
+  virtual void broadcast(std::span<std::byte> data, int root) = 0;
+  /// The ranks that pass the same `color`, ordered by rank, as a bootstrap of their own
+  /// (collective over every rank). Backends set up a group's communicator over it.
+  virtual std::unique_ptr<Bootstrap> split(int color) = 0;
+  /// Ends every process of the job with `code` (MPI_Abort), after an error on one rank.
+  [[noreturn]] virtual void abort_job(int code) = 0;
 
   /// Whether post_status/collect_statuses may be called from the watchdog thread while the
   /// main thread is blocked inside a collective (MPI_THREAD_MULTIPLE).

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/data.hpp"
@@ -87,14 +88,22 @@ class Communicator {
   virtual void end_capture() {}
   /// Launches the captured graphs `times` times (asynchronously; complete() waits).
   virtual void replay(int times) { (void)times; }
-  /// Best-effort abort of outstanding operations (the watchdog calls it before exiting).
-  virtual void abort() noexcept {}
+  /// Destroys the captured graphs, after complete() (never while capturing): NCCL keeps a
+  /// communicator alive while a graph that captured it lives.
+  virtual void drop_graphs() {}
+
+  /// How this backend measured, for the results document (`observed.backend`): e.g.
+  /// {"communicators", "blocking"}, {"buffers", "ncclMemAlloc"}.
+  virtual std::vector<std::pair<std::string, std::string>> facts() const { return {}; }
 
   /// Whether the backend can run `c` in place (NCCL's grouped send/recv cannot).
   virtual bool supports_in_place(Coll c) const {
     (void)c;
     return true;
   }
+  /// Whether an out-of-place broadcast leaves the data in the root's receive buffer too (NCCL
+  /// copies it there, and nccl-tests checks it; MPI_Bcast's root has one buffer).
+  virtual bool broadcast_root_receives() const { return true; }
   /// Input/output placement of `slot`'s in-place operations (NCCL's convention by default).
   virtual InPlaceLayout in_place_layout(Coll c, const CollSizes& s, int slot) const;
 

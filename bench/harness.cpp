@@ -77,14 +77,19 @@ Plan make_plan(const BenchOptions& o, int nranks) {
     }
     const auto name = info(c).name;
     const bool per_rank = c == Coll::AllGather || c == Coll::ReduceScatter || c == Coll::AllToAll;
+    // nccl-tests' rule: per-rank blocks are whole multiples of 16 B (of one element when larger).
+    const std::size_t block = std::max(esz, kPerRankAlignBytes);
+    const std::size_t unit = per_rank ? block * static_cast<std::size_t>(nranks) : esz;
     if (rounded > 0)
       p.notes.push_back(fmt::format("{}: {} size{} rounded down to a multiple of {} B ({}); rows show the size used", name,
-                                    rounded, rounded == 1 ? "" : "s", per_rank ? esz * static_cast<std::size_t>(nranks) : esz,
-                                    per_rank ? fmt::format("{} ranks x {} B", nranks, esz) : fmt::format("{} B elements", esz)));
+                                    rounded, rounded == 1 ? "" : "s", unit,
+                                    per_rank ? fmt::format("{} ranks x {} B, as nccl-tests", nranks, block)
+                                             : fmt::format("{} B elements", esz)));
     if (skipped > 0)
-      p.notes.push_back(fmt::format("{}: {} size{} below {} B skipped: less than one {} element per rank", name, skipped,
-                                    skipped == 1 ? "" : "s", per_rank ? esz * static_cast<std::size_t>(nranks) : esz,
-                                    info(o.dtype).name));
+      p.notes.push_back(fmt::format("{}: {} size{} below {} B skipped: {} per rank", name, skipped,
+                                    skipped == 1 ? "" : "s", unit,
+                                    per_rank ? fmt::format("less than {} B", block)
+                                             : fmt::format("less than one {} element", info(o.dtype).name)));
   }
   return p;
 }
@@ -284,15 +289,20 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
       stalled_once_ = true;
       wd_.stall(point);
     }
+    // Launches made during the capture can block (NCCL connects peers then): watched too.
+    wd_.enter(point);
     comm_.begin_capture();
     for (int i = 0; i < o_.iters; ++i) comm_.launch(calls);
     comm_.end_capture();
+    wd_.leave();
     control("barrier", [&] { boot_.barrier(); });
     const auto g0 = Clock::now();
     wd_.enter(point);
     comm_.replay(o_.graph_launches);
     comm_.complete();
     wd_.leave();
+    // As nccl-tests, right after the measurement: a live graph keeps NCCL's communicator busy.
+    comm_.drop_graphs();
     const double per_op = us_between(g0, Clock::now()) / (static_cast<double>(o_.iters) * o_.graph_launches);
     // No per-launch times in a graph: every iteration gets the mean.
     for (std::size_t k = 0; k < slots; ++k)
@@ -321,8 +331,10 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
       for (std::size_t k = 0; k < slots; ++k) {
         const int slot = static_cast<int>(k);
         const CheckSpec spec{c, o_.dtype, o_.redop, o_.root, comm_.size(), first + slot, rep, s};
-        // An out-of-place broadcast's root keeps its data in the send buffer: nothing to check there.
-        const bool root_bcast = c == Coll::Broadcast && !in_place && first + slot == o_.root;
+        // An out-of-place broadcast's root has its data in its receive buffer on NCCL (checked, as
+        // nccl-tests does); MPI_Bcast's root keeps it in the one buffer it passed.
+        const bool root_bcast = c == Coll::Broadcast && !in_place && first + slot == o_.root &&
+                                !comm_.broadcast_root_receives();
         if (!root_bcast)
           wrong[k] += comm_.count_wrong(slot, static_cast<char*>(recv_[k]) + layouts[k].output_offset * esz, spec);
       }

@@ -95,6 +95,9 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
                  "nccl: capture the -n launches of each size in a CUDA graph and replay it this many times (0 = off)");
   app.add_flag("--observe,!--no-observe", o.observe,
                "nccl: record what NCCL did (NICs, PXN, GDR) from its INFO log (default on)");
+  app.add_flag("--nonblocking", o.nonblocking,
+               "nccl: non-blocking communicators (every call returns at once and is polled; each ncclGroupEnd then "
+               "costs a thread, which shows in small-message times). Default: blocking, as nccl-tests");
   app.add_option("--inject-stall", stall,
                  "Fire drill: this rank skips its first timed collective and stops there (needs -T)");
   app.add_option("--inject-delay-us", delays,

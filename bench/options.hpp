@@ -45,6 +45,7 @@ struct BenchOptions {
   int gpus_per_process = 1;                ///< -g (nccl): GPU ranks per process; ranks = processes x this
   int graph_launches = 0;                  ///< -G (nccl): replays of a CUDA graph of -n launches, 0 = off
   bool observe = true;                     ///< --observe / --no-observe (nccl): read NCCL's log
+  bool nonblocking = false;                ///< --nonblocking (nccl): non-blocking communicators (config.blocking = 0)
   std::optional<int> inject_stall_rank;
   std::vector<InjectDelay> inject_delays;
   std::vector<std::string> argv;           ///< the command line, for the results document

@@ -63,6 +63,12 @@ std::optional<Coll> parse_coll(std::string_view name) {
   return std::nullopt;
 }
 
+std::uint64_t per_rank_count(std::uint64_t count, std::size_t elem_bytes, int nranks) {
+  const std::uint64_t n = static_cast<std::uint64_t>(nranks > 0 ? nranks : 1);
+  const std::uint64_t align = elem_bytes < kPerRankAlignBytes ? kPerRankAlignBytes / elem_bytes : 1;
+  return (count / n) & ~(align - 1);
+}
+
 CollSizes coll_sizes(Coll c, std::uint64_t requested_bytes, std::size_t elem_bytes, int nranks) {
   const std::uint64_t n = static_cast<std::uint64_t>(nranks > 0 ? nranks : 1);
   const std::uint64_t count = requested_bytes / elem_bytes;
@@ -75,17 +81,17 @@ CollSizes coll_sizes(Coll c, std::uint64_t requested_bytes, std::size_t elem_byt
       s.send_count = s.recv_count = s.param_count = count;
       break;
     case Coll::AllGather:
-      s.param_count = count / n;
+      s.param_count = per_rank_count(count, elem_bytes, nranks);
       s.send_count = s.param_count;
       s.recv_count = s.param_count * n;
       break;
     case Coll::ReduceScatter:
-      s.param_count = count / n;
+      s.param_count = per_rank_count(count, elem_bytes, nranks);
       s.send_count = s.param_count * n;
       s.recv_count = s.param_count;
       break;
     case Coll::AllToAll:
-      s.param_count = count / n;
+      s.param_count = per_rank_count(count, elem_bytes, nranks);
       s.send_count = s.recv_count = s.param_count * n;
       break;
   }

@@ -44,9 +44,17 @@ std::optional<DType> parse_dtype(std::string_view name);
 std::optional<RedOp> parse_redop(std::string_view name);
 std::optional<Coll> parse_coll(std::string_view name);
 
+/// Per-rank blocks of all_gather, reduce_scatter and alltoall are whole multiples of this many
+/// bytes, as in nccl-tests (src/all_gather.cu and the others: `(count/nranks) & ~(16/eltSize - 1)`).
+inline constexpr std::size_t kPerRankAlignBytes = 16;
+
+/// nccl-tests' per-rank count of all_gather, reduce_scatter and alltoall: count / nranks rounded
+/// down to a multiple of 16 bytes' worth of elements.
+std::uint64_t per_rank_count(std::uint64_t count, std::size_t elem_bytes, int nranks);
+
 /// Element counts of one collective at one requested size, following nccl-tests:
 /// count = bytes / element size, and for all_gather, reduce_scatter and alltoall the
-/// per-rank count is count / nranks (rounded down).
+/// per-rank count is per_rank_count (count / nranks, rounded down to 16 bytes).
 struct CollSizes {
   std::uint64_t send_count = 0;   ///< elements in the send buffer
   std::uint64_t recv_count = 0;   ///< elements in the receive buffer

@@ -42,6 +42,17 @@ Watchdog::~Watchdog() {
   if (thread_.joinable()) thread_.join();
 }
 
+void Watchdog::set_on_timeout(OnTimeout on_timeout) {
+  std::lock_guard lk(cb_mu_);
+  on_timeout_ = std::move(on_timeout);
+}
+
+double Watchdog::bounded_wait_s(double timeout_s) { return std::min(10.0, std::max(2.0, 0.5 * timeout_s)); }
+
+void Watchdog::wait_for_exit() {
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
 void Watchdog::enter_watched(const OpPoint& at) {
   seq_.fetch_add(1, std::memory_order_relaxed);
   {
@@ -92,6 +103,8 @@ void Watchdog::loop() {
 }
 
 void Watchdog::fire(double now_s) {
+  // First: ask the owner of the communicators to abort them at its next poll (never from here).
+  signal_.request();
   const RankState self = snapshot(now_s);
   const bool side = boot_.has_side_channel();
   if (boot_.rank() != 0) {
@@ -99,14 +112,15 @@ void Watchdog::fire(double now_s) {
     else
       std::cerr << fmt::format("railkit-bench: rank {} ({}): timeout after {:.0f} s in {} ({})\n", self.rank, self.host,
                                timeout_s_, describe(self.at), self.state);
-    // Rank 0 reports and ends the job; exit anyway if it cannot.
+    // Rank 0 reports and ends the job; exit anyway if it cannot (this rank's owner aborts its
+    // communicators meanwhile).
     std::this_thread::sleep_for(std::chrono::duration<double>(std::min(10.0, std::max(3.0, timeout_s_))));
     std::cerr.flush();
     ::_exit(exit_code(ErrorCode::Timeout));
   }
   std::vector<RankState> others;
   if (side) {
-    const double wait_s = std::min(10.0, std::max(2.0, 0.5 * timeout_s_));
+    const double wait_s = bounded_wait_s(timeout_s_);
     for (const std::string& t : boot_.collect_statuses(wait_s)) {
       try {
         others.push_back(decode(t));
@@ -117,10 +131,17 @@ void Watchdog::fire(double now_s) {
   }
   const TimeoutReport rep = make_report(timeout_s_, self, others, boot_.size(), boot_.hosts(), side);
   try {
-    if (on_timeout_) on_timeout_(rep);
+    OnTimeout cb;
+    {
+      std::lock_guard lk(cb_mu_);
+      cb = on_timeout_;
+    }
+    if (cb) cb(rep);
   } catch (const std::exception& e) {
     std::cerr << "railkit-bench: error while reporting the timeout: " << e.what() << "\n";
   }
+  // The document is written; give the owner a bounded time to finish aborting its communicators.
+  signal_.wait_acknowledged(bounded_wait_s(timeout_s_));
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);

@@ -119,6 +119,8 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
+  bool broadcast_root_receives() const override { return false; }
+
   InPlaceLayout in_place_layout(Coll c, const CollSizes& s, int slot) const override {
     InPlaceLayout l = Communicator::in_place_layout(c, s, slot);
     // MPI_Reduce_scatter_block with MPI_IN_PLACE leaves this rank's block at the buffer's start.

@@ -49,10 +49,11 @@ constexpr int kStatusTag = 0x7a11;
 
 class MpiBootstrap final : public Bootstrap {
  public:
-  explicit MpiBootstrap(bool side_channel) : side_channel_(side_channel) {
-    check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+  /// Over the ranks of `parent` (MPI_COMM_WORLD, or a group of split()).
+  MpiBootstrap(MPI_Comm parent, bool side_channel) : side_channel_(side_channel) {
+    check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-    check(MPI_Comm_dup(MPI_COMM_WORLD, &side_), "MPI_Comm_dup");
+    check(MPI_Comm_dup(parent, &side_), "MPI_Comm_dup");
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     MPI_Comm local;
@@ -132,6 +133,21 @@ class MpiBootstrap final : public Bootstrap {
     return all;
   }
 
+  void broadcast(std::span<std::byte> data, int root) override {
+    check(MPI_Bcast(data.data(), static_cast<int>(data.size()), MPI_BYTE, root, comm_), "MPI_Bcast(control)");
+  }
+  std::unique_ptr<Bootstrap> split(int color) override {
+    MPI_Comm group = MPI_COMM_NULL;
+    check(MPI_Comm_split(comm_, color, rank_, &group), "MPI_Comm_split(control)");
+    auto out = std::make_unique<MpiBootstrap>(group, false);
+    MPI_Comm_free(&group);
+    return out;
+  }
+  [[noreturn]] void abort_job(int code) override {
+    MPI_Abort(MPI_COMM_WORLD, code);
+    ::_exit(code);
+  }
+
   bool has_side_channel() const override { return side_channel_; }
   void post_status(const std::string& text) override {
     if (!side_channel_ || rank_ == 0) return;
@@ -174,7 +190,7 @@ class MpiBootstrap final : public Bootstrap {
 }  // namespace
 
 std::unique_ptr<Bootstrap> make_bootstrap(const Session& session) {
-  return std::make_unique<MpiBootstrap>(session.thread_multiple());
+  return std::make_unique<MpiBootstrap>(MPI_COMM_WORLD, session.thread_multiple());
 }
 
 }  // namespace railkit::bench::mpi

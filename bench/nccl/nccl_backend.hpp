@@ -1,11 +1,14 @@
 #pragma once
-// The NCCL backend: CUDA device memory, NCCL collectives on non-blocking communicators, one GPU
-// per rank and one or more GPUs (-g) per process. Built only when CUDA and NCCL are found (RAILKIT_HAVE_NCCL).
+// The NCCL backend: CUDA device memory, NCCL collectives, one GPU per rank and one or more GPUs
+// (-g) per process. Built only when CUDA and NCCL are found (RAILKIT_HAVE_NCCL). Reaches the
+// other processes only through a Bootstrap (the ncclUniqueId travels over it).
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "bench/bootstrap.hpp"
 #include "bench/communicator.hpp"
+#include "bench/poll.hpp"
 
 namespace railkit::bench::nccl {
 
@@ -16,16 +19,27 @@ std::string unusable_gpu_reason();
 std::string version_text();
 
 struct NcclSetup {
-  int color = 0;                 ///< group of --split: ranks of MPI_COMM_WORLD with the same color
   int local_rank = 0;            ///< node-local rank, picks the GPU
   std::optional<int> device;     ///< --device override (the first of this process's GPUs)
   int gpus = 1;                  ///< -g: GPUs (ranks) this process drives
-  double init_timeout_s = 0;     ///< 0 = wait for init forever
+  bool blocking = true;          ///< blocking communicators (nccl-tests' default); false: --nonblocking
+  /// Non-blocking communicators: bound on the init and finalize polls (0 = none). Blocking
+  /// calls cannot be polled: the watchdog covers them.
+  double poll_timeout_s = 0;
+  AbortSignal* signal = nullptr; ///< raised by the watchdog; every poll honours it
 };
 
-/// Creates this process's communicators, one per GPU (ncclUniqueId broadcast over MPI within the
-/// group; process p of the group drives ranks p*gpus .. p*gpus + gpus - 1).
+/// The first GPU of this process (CUDA's index among the visible ones) when `visible` GPUs are
+/// visible; throws UsageError naming the flags when the range does not fit. Pure.
+int first_device(const NcclSetup& setup, int visible);
+
+/// Checks, on this process alone, what make_communicator would refuse (no usable GPU, a GPU
+/// range beyond the visible ones), so every rank can agree before anything collective.
+void check_setup(const NcclSetup& setup);
+
+/// Creates this process's communicators, one per GPU, over the processes of `group` (process p
+/// of the group drives ranks p*gpus .. p*gpus + gpus - 1). Collective over `group`.
 /// Throws UnavailableError without a usable GPU, NcclError / CudaError on failures.
-std::unique_ptr<Communicator> make_communicator(const NcclSetup& setup);
+std::unique_ptr<Communicator> make_communicator(const NcclSetup& setup, Bootstrap& group);
 
 }  // namespace railkit::bench::nccl

@@ -1,10 +1,12 @@
+// The NCCL backend. Where it follows nccl-tests (v2.19.6, src/common.cu) or NCCL 2.28.9's own
+// source, the comment names the place; README.md lists what it does differently, and why.
 #include <cuda_runtime.h>
-#include <mpi.h>
 #include <nccl.h>
 
-#include <chrono>
+#include <algorithm>
+#include <cstddef>
+#include <map>
 #include <span>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -17,14 +19,22 @@
 namespace railkit::bench::nccl {
 namespace {
 
+/// Finalize of non-blocking communicators at teardown, when no -T bounds it.
+constexpr double kDefaultFinalizeDeadline_s = 60;
+
 void cuda_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw CudaError(fmt::format("{}: {}", what, cudaGetErrorString(e)));
 }
 
+bool failed(ncclResult_t r) { return r != ncclSuccess && r != ncclInProgress; }
+
+std::string nccl_text(ncclResult_t r, ncclComm_t comm) {
+  const char* last = ncclGetLastError(comm);
+  return fmt::format("{}{}{}", ncclGetErrorString(r), last && *last ? ": " : "", last ? last : "");
+}
+
 void nccl_check(ncclResult_t r, const char* what, ncclComm_t comm) {
-  if (r == ncclSuccess || r == ncclInProgress) return;
-  const char* last = comm ? ncclGetLastError(comm) : ncclGetLastError(nullptr);
-  throw NcclError(fmt::format("{}: {}{}{}", what, ncclGetErrorString(r), last && *last ? ": " : "", last ? last : ""));
+  if (failed(r)) throw NcclError(fmt::format("{}: {}", what, nccl_text(r, comm)));
 }
 
 ncclDataType_t nccl_type(DType t) {
@@ -57,17 +67,39 @@ ncclRedOp_t nccl_op(RedOp o) {
 /// Makes `device` current for this thread (CUDA calls act on the current device).
 void on_device(int device, const char* what) { cuda_check(cudaSetDevice(device), what); }
 
+struct Slot {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  ncclComm_t comm = nullptr;
+  std::vector<cudaEvent_t> events;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
+/// The first asynchronous error of any communicator, as one line; empty when none.
+std::string first_async_error(std::vector<Slot>& slots) {
+  for (const Slot& sl : slots) {
+    if (!sl.comm) continue;
+    ncclResult_t st = ncclSuccess;
+    const ncclResult_t r = ncclCommGetAsyncError(sl.comm, &st);
+    if (failed(r)) return "ncclCommGetAsyncError: " + nccl_text(r, sl.comm);
+    if (failed(st)) return fmt::format("GPU {}: {}", sl.device, nccl_text(st, sl.comm));
+  }
+  return {};
+}
+
 /// This process's GPUs: one slot per GPU (-g N), each its own NCCL rank, stream and
 /// communicator. All NCCL calls of one operation go into one ncclGroupStart/End, as NCCL asks
-/// of a thread that drives several GPUs; the communicators are non-blocking, so every wait polls
-/// ncclCommGetAsyncError and a hang stays visible to the watchdog.
+/// of a thread that drives several GPUs. Every wait polls (streams, and every communicator's
+/// asynchronous error, as nccl-tests' testStreamSynchronize), honours the watchdog's abort
+/// signal, and aborts every communicator before an error leaves the backend.
 class NcclCommunicator final : public Communicator {
  public:
-  explicit NcclCommunicator(const NcclSetup& s) {
+  NcclCommunicator(const NcclSetup& s, Bootstrap& group) : setup_(s), streams_(*this), comms_(*this) {
     try {
-      init(s);
+      init(group);
     } catch (...) {
-      abort();  // communicators of a failed or timed-out init are aborted, not finalized
+      abort_all();  // communicators of a failed or timed-out init are aborted, not finalized
       teardown();
       throw;
     }
@@ -87,72 +119,51 @@ class NcclCommunicator final : public Communicator {
     return fmt::format("GPU {} {} [{:04x}:{:02x}:{:02x}.0]", dev, p.name, p.pciDomainID, p.pciBusID, p.pciDeviceID);
   }
   std::string unsupported_reason(DType, RedOp) const override { return {}; }
+  std::vector<std::pair<std::string, std::string>> facts() const override {
+    return {{"communicators", setup_.blocking ? "blocking" : "non-blocking"},
+            {"buffers", nccl_buffers_ ? "ncclMemAlloc" : fmt::format("cudaMalloc ({})", mem_alloc_failure_)},
+            {"alltoall", native_alltoall_ ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv"},
+            {"nvlink_centric_sched", kBuiltVersion >= NCCL_VERSION(2, 28, 0) ? "1" : "not in this NCCL"}};
+  }
 
   void* allocate(int slot, std::uint64_t bytes) override {
     on_device(at(slot).device, "cudaSetDevice");
+    const size_t n = bytes == 0 ? 1 : static_cast<size_t>(bytes);
     void* p = nullptr;
-    cuda_check(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc");
+    if (nccl_buffers_) {
+      const ncclResult_t r = mem_alloc(&p, n);
+      if (!failed(r)) {
+        from_nccl_[p] = true;
+        return p;
+      }
+      // ncclMemAlloc needs cuMem (driver and device support); use cudaMalloc as nccl-tests
+      // does before NCCL 2.19, and say so in the document.
+      mem_alloc_failure_ = fmt::format("ncclMemAlloc failed: {}", ncclGetErrorString(r));
+      nccl_buffers_ = false;
+      p = nullptr;
+    }
+    cuda_check(cudaMalloc(&p, n), "cudaMalloc");
+    from_nccl_[p] = false;
     return p;
   }
   void release(int slot, void* p) noexcept override {
     if (!p) return;
     cudaSetDevice(at(slot).device);
-    cudaFree(p);
+    const auto it = from_nccl_.find(p);
+    if (it != from_nccl_.end() && it->second) mem_free(p);
+    else cudaFree(p);
+    if (it != from_nccl_.end()) from_nccl_.erase(it);
   }
 
   bool asynchronous() const override { return true; }
   bool supports_in_place(Coll c) const override { return c != Coll::AllToAll && c != Coll::SendRecv; }
 
   void launch(std::span<const OpCall> calls) override {
-    if (calls.size() != slots_.size())
-      throw Error(ErrorCode::Internal, fmt::format("nccl launch: {} calls for {} GPUs", calls.size(), slots_.size()));
-    const bool timed = timing_ && next_event_ + 2 <= 2 * static_cast<size_t>(timed_);
-    if (timed)
-      for (Slot& sl : slots_) {
-        on_device(sl.device, "cudaSetDevice");
-        cuda_check(cudaEventRecord(sl.events[next_event_], sl.stream), "cudaEventRecord");
-      }
-    // One group for every GPU's part (and for alltoall's and sendrecv's sends and receives):
-    // NCCL enqueues nothing until ncclGroupEnd, which must be reached even after a failed call.
-    nccl_check(ncclGroupStart(), "ncclGroupStart", nullptr);
-    ncclResult_t first_error = ncclSuccess;
-    ncclComm_t failed = nullptr;
-    for (size_t k = 0; k < slots_.size(); ++k) {
-      const ncclResult_t r = enqueue(calls[k], slots_[k], first_rank_ + static_cast<int>(k));
-      if (r != ncclSuccess && r != ncclInProgress && first_error == ncclSuccess) {
-        first_error = r;
-        failed = slots_[k].comm;
-      }
-    }
-    const ncclResult_t end = ncclGroupEnd();
-    nccl_check(first_error, "NCCL collective launch", failed);
-    nccl_check(end, "NCCL collective launch (ncclGroupEnd)", nullptr);
-    if (end == ncclInProgress) wait_all("NCCL collective launch", 0);
-    if (timed) {
-      for (Slot& sl : slots_) {
-        on_device(sl.device, "cudaSetDevice");
-        cuda_check(cudaEventRecord(sl.events[next_event_ + 1], sl.stream), "cudaEventRecord");
-      }
-      next_event_ += 2;
-    }
+    honour_signal("NCCL collective launch");
+    abort_on_error(streams_, [&] { launch_unguarded(calls); });
   }
 
-  void complete() override {
-    // Poll rather than block, so that a hang stays visible to ncclCommGetAsyncError and the watchdog.
-    for (Slot& sl : slots_) {
-      for (;;) {
-        const cudaError_t q = cudaStreamQuery(sl.stream);
-        if (q == cudaSuccess) break;
-        if (q != cudaErrorNotReady) cuda_check(q, "cudaStreamQuery");
-        for (const Slot& other : slots_) {
-          ncclResult_t st = ncclSuccess;
-          nccl_check(ncclCommGetAsyncError(other.comm, &st), "ncclCommGetAsyncError", other.comm);
-          if (st != ncclSuccess && st != ncclInProgress) nccl_check(st, "NCCL asynchronous error", other.comm);
-        }
-        std::this_thread::yield();
-      }
-    }
-  }
+  void complete() override { poll_until_finished(streams_, "NCCL collective", 0, setup_.signal); }
 
   void start_event_timing(int iters) override {
     for (Slot& sl : slots_) {
@@ -187,41 +198,55 @@ class NcclCommunicator final : public Communicator {
 
   bool supports_graphs() const override { return true; }
   void begin_capture() override {
+    honour_signal("CUDA graph capture");
     timing_ = false;
-    // As nccl-tests with -g: one capture per GPU's stream, in thread-local mode (NCCL may
-    // allocate while connecting during the capture); the grouped launches then record each
-    // GPU's part into its own stream's graph.
-    for (Slot& sl : slots_) {
-      on_device(sl.device, "cudaSetDevice");
-      cuda_check(cudaStreamBeginCapture(sl.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-    }
-  }
-  void end_capture() override {
-    for (Slot& sl : slots_) {
-      drop_graph(sl);
-      on_device(sl.device, "cudaSetDevice");
-      cuda_check(cudaStreamEndCapture(sl.stream, &sl.graph), "cudaStreamEndCapture");
-    }
-    for (Slot& sl : slots_) {
-      on_device(sl.device, "cudaSetDevice");
-      cuda_check(cudaGraphInstantiate(&sl.exec, sl.graph, 0), "cudaGraphInstantiate");
-    }
-  }
-  void replay(int times) override {
-    for (int i = 0; i < times; ++i)
+    drop_graphs();
+    // As nccl-tests with -g (src/common.cu, benchTime): one capture per GPU's stream, in
+    // thread-local mode (NCCL may allocate while connecting during the capture); the grouped
+    // launches then record each GPU's part into its own stream's graph.
+    abort_on_error(streams_, [&] {
       for (Slot& sl : slots_) {
         on_device(sl.device, "cudaSetDevice");
-        cuda_check(cudaGraphLaunch(sl.exec, sl.stream), "cudaGraphLaunch");
+        cuda_check(cudaStreamBeginCapture(sl.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+        ++capturing_;
       }
+    });
   }
-
-  void abort() noexcept override {
-    // One ncclCommAbort per communicator: each raises its abort flag at once, and NCCL frees the
-    // process's shared resources at the last one.
-    aborted_ = true;
+  void end_capture() override {
+    abort_on_error(streams_, [&] {
+      for (Slot& sl : slots_) {
+        on_device(sl.device, "cudaSetDevice");
+        --capturing_;
+        cuda_check(cudaStreamEndCapture(sl.stream, &sl.graph), "cudaStreamEndCapture");
+      }
+      for (Slot& sl : slots_) {
+        on_device(sl.device, "cudaSetDevice");
+        cuda_check(cudaGraphInstantiate(&sl.exec, sl.graph, 0), "cudaGraphInstantiate");
+      }
+    });
+  }
+  void replay(int times) override {
+    honour_signal("CUDA graph replay");
+    abort_on_error(streams_, [&] {
+      for (int i = 0; i < times; ++i)
+        for (Slot& sl : slots_) {
+          on_device(sl.device, "cudaSetDevice");
+          cuda_check(cudaGraphLaunch(sl.exec, sl.stream), "cudaGraphLaunch");
+        }
+    });
+  }
+  /// As nccl-tests right after each -G measurement (src/common.cu, benchTime, "destroy cuda
+  /// graph"): NCCL ties a persistent plan to the graph (enqueue.cc, localPersistentRefs += nPlans,
+  /// released by the graph's destructor) and ncclCommFinalize/Abort wait for those references to
+  /// reach 0 (init.cc, commDestroySync), so a graph alive at teardown hangs the exit.
+  void drop_graphs() override {
+    if (capturing_ > 0) return;  // only after end_capture (abort_all ends a capture first)
     for (Slot& sl : slots_) {
-      if (sl.comm) ncclCommAbort(sl.comm);
-      sl.comm = nullptr;
+      cudaSetDevice(sl.device);
+      if (sl.exec) cudaGraphExecDestroy(sl.exec);
+      if (sl.graph) cudaGraphDestroy(sl.graph);
+      sl.exec = nullptr;
+      sl.graph = nullptr;
     }
   }
 
@@ -243,32 +268,51 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
-  struct Slot {
-    int device = 0;
-    cudaStream_t stream = nullptr;
-    ncclComm_t comm = nullptr;
-    std::vector<cudaEvent_t> events;
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
+  /// Waits for every slot's stream; errors are every communicator's asynchronous errors.
+  class StreamsDone final : public Pollable {
+   public:
+    explicit StreamsDone(NcclCommunicator& c) : c_(c) {}
+    bool finished() override {
+      for (Slot& sl : c_.slots_) {
+        const cudaError_t q = cudaStreamQuery(sl.stream);
+        if (q == cudaErrorNotReady) return false;
+        cuda_check(q, "cudaStreamQuery");
+      }
+      return true;
+    }
+    std::string async_error() override { return first_async_error(c_.slots_); }
+    void abort_all() noexcept override { c_.abort_all(); }
+
+   private:
+    NcclCommunicator& c_;
   };
 
-  void init(const NcclSetup& s) {
+  /// Waits until no communicator is in progress (after a non-blocking call returned ncclInProgress).
+  class CommsReady final : public Pollable {
+   public:
+    explicit CommsReady(NcclCommunicator& c) : c_(c) {}
+    bool finished() override {
+      for (const Slot& sl : c_.slots_) {
+        if (!sl.comm) continue;
+        ncclResult_t st = ncclSuccess;
+        if (ncclCommGetAsyncError(sl.comm, &st) == ncclSuccess && st == ncclInProgress) return false;
+      }
+      return true;
+    }
+    std::string async_error() override { return first_async_error(c_.slots_); }
+    void abort_all() noexcept override { c_.abort_all(); }
+
+   private:
+    NcclCommunicator& c_;
+  };
+
+  void init(Bootstrap& group) {
     int ndev = 0;
     cuda_check(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
-    const int n = s.gpus;
-    if (n < 1) throw UsageError(fmt::format("-g/--ngpus '{}': must be at least 1", n));
-    // One GPU: the node-local rank's, wrapping (as before). Several: node-local rank L drives
-    // GPUs L*n .. L*n + n - 1, as nccl-tests; --device D makes them D .. D + n - 1.
-    const int base = s.device ? *s.device : (n == 1 ? s.local_rank % ndev : s.local_rank * n);
-    if (base + n > ndev) {
-      if (s.device && n == 1) throw UsageError(fmt::format("--device '{}': only {} GPUs are visible", base, ndev));
-      if (s.device)
-        throw UsageError(fmt::format("--device '{}' with -g/--ngpus '{}': needs GPUs {}..{} but only {} are visible",
-                                     base, n, base, base + n - 1, ndev));
-      throw UsageError(fmt::format("-g/--ngpus '{}': node-local rank {} drives GPUs {}..{} but only {} are visible "
-                                   "(CUDA_VISIBLE_DEVICES, --device and the ranks per node decide which)",
-                                   n, s.local_rank, base, base + n - 1, ndev));
-    }
+    const int base = first_device(setup_, ndev);
+    const int n = setup_.gpus;
+    const int runtime = runtime_version();
+    native_alltoall_ = has_native_alltoall(runtime);
     slots_.resize(static_cast<size_t>(n));
     for (int k = 0; k < n; ++k) {
       Slot& sl = slots_[static_cast<size_t>(k)];
@@ -277,23 +321,17 @@ class NcclCommunicator final : public Communicator {
       cuda_check(cudaStreamCreateWithFlags(&sl.stream, cudaStreamNonBlocking), "cudaStreamCreate");
     }
 
-    int world_rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    MPI_Comm group;
-    MPI_Comm_split(MPI_COMM_WORLD, s.color, world_rank, &group);
-    int proc = 0, nprocs = 1;
-    MPI_Comm_rank(group, &proc);
-    MPI_Comm_size(group, &nprocs);
-    first_rank_ = proc * n;
-    size_ = nprocs * n;
+    first_rank_ = group.rank() * n;
+    size_ = group.size() * n;
     ncclUniqueId id{};
-    if (proc == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId", nullptr);
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, group);
-    MPI_Comm_free(&group);
+    if (group.rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId", nullptr);
+    group.broadcast(std::as_writable_bytes(std::span<ncclUniqueId, 1>(&id, 1)), 0);
 
     // NCCL's pattern for one thread and several GPUs: each ncclCommInitRankConfig inside one
-    // group, with its GPU current; ncclGroupEnd starts them all (ncclInProgress when non-blocking).
-    std::vector<ncclConfig_t> configs(slots_.size(), nonblocking_config());
+    // group, with its GPU current (nccl-tests src/common.cu, initComms). Blocking communicators
+    // return from ncclGroupEnd when all are ready (the watchdog covers that wait); non-blocking
+    // ones return ncclInProgress and are polled.
+    std::vector<ncclConfig_t> configs(slots_.size(), comm_config(setup_.blocking));
     nccl_check(ncclGroupStart(), "ncclGroupStart", nullptr);
     ncclResult_t first_error = ncclSuccess;
     cudaError_t cuda_error = cudaSuccess;
@@ -302,7 +340,7 @@ class NcclCommunicator final : public Communicator {
       if (cuda_error != cudaSuccess) break;
       const ncclResult_t r =
           ncclCommInitRankConfig(&slots_[k].comm, size_, id, first_rank_ + static_cast<int>(k), &configs[k]);
-      if (r != ncclSuccess && r != ncclInProgress) {
+      if (failed(r)) {
         first_error = r;
         break;
       }
@@ -311,7 +349,49 @@ class NcclCommunicator final : public Communicator {
     cuda_check(cuda_error, "cudaSetDevice");
     nccl_check(first_error, "ncclCommInitRankConfig", nullptr);
     nccl_check(end, "ncclCommInitRankConfig (ncclGroupEnd)", nullptr);
-    wait_all("ncclCommInitRankConfig", s.init_timeout_s);
+    poll_until_finished(comms_, "ncclCommInitRankConfig", setup_.poll_timeout_s, setup_.signal);
+  }
+
+  /// Throws AbortedError (after aborting and acknowledging) when the watchdog asked.
+  void honour_signal(const char* what) {
+    if (!setup_.signal || !setup_.signal->requested()) return;
+    abort_all();
+    setup_.signal->acknowledge();
+    throw AbortedError(fmt::format("{}: aborted at the watchdog's request", what));
+  }
+
+  void launch_unguarded(std::span<const OpCall> calls) {
+    if (calls.size() != slots_.size())
+      throw Error(ErrorCode::Internal, fmt::format("nccl launch: {} calls for {} GPUs", calls.size(), slots_.size()));
+    const bool timed = timing_ && next_event_ + 2 <= 2 * static_cast<size_t>(timed_);
+    if (timed)
+      for (Slot& sl : slots_) {
+        on_device(sl.device, "cudaSetDevice");
+        cuda_check(cudaEventRecord(sl.events[next_event_], sl.stream), "cudaEventRecord");
+      }
+    // One group for every GPU's part (and for sendrecv's sends and receives): NCCL enqueues
+    // nothing until ncclGroupEnd, which must be reached even after a failed call.
+    nccl_check(ncclGroupStart(), "ncclGroupStart", nullptr);
+    ncclResult_t first_error = ncclSuccess;
+    ncclComm_t failed_comm = nullptr;
+    for (size_t k = 0; k < slots_.size(); ++k) {
+      const ncclResult_t r = enqueue(calls[k], slots_[k], first_rank_ + static_cast<int>(k));
+      if (failed(r) && first_error == ncclSuccess) {
+        first_error = r;
+        failed_comm = slots_[k].comm;
+      }
+    }
+    const ncclResult_t end = ncclGroupEnd();
+    nccl_check(first_error, "NCCL collective launch", failed_comm);
+    nccl_check(end, "NCCL collective launch (ncclGroupEnd)", nullptr);
+    if (end == ncclInProgress) poll_until_finished(comms_, "NCCL collective launch", 0, setup_.signal);
+    if (timed) {
+      for (Slot& sl : slots_) {
+        on_device(sl.device, "cudaSetDevice");
+        cuda_check(cudaEventRecord(sl.events[next_event_ + 1], sl.stream), "cudaEventRecord");
+      }
+      next_event_ += 2;
+    }
   }
 
   /// Enqueues one slot's part of a collective; called inside the launch's group.
@@ -330,21 +410,20 @@ class NcclCommunicator final : public Communicator {
       case Coll::Broadcast: return ncclBroadcast(send, recv, n, t, c.root, comm, st);
       case Coll::Reduce: return ncclReduce(send, recv, n, t, nccl_op(c.op), c.root, comm, st);
       case Coll::AllToAll: {
+        // nccl-tests src/alltoall.cu (AlltoAllRunColl): ncclAlltoAll from NCCL 2.28, else
+        // grouped ncclSend/ncclRecv (n elements to and from each peer).
+        if (native_alltoall_) return native_alltoall(send, recv, n, t, comm, st);
         const size_t bytes = n * info(c.dtype).size_bytes;
         for (int p = 0; p < nranks; ++p) {
-          if (const ncclResult_t r = ncclSend(static_cast<const char*>(send) + p * bytes, n, t, p, comm, st);
-              r != ncclSuccess && r != ncclInProgress)
+          if (const ncclResult_t r = ncclSend(static_cast<const char*>(send) + p * bytes, n, t, p, comm, st); failed(r))
             return r;
-          if (const ncclResult_t r = ncclRecv(static_cast<char*>(recv) + p * bytes, n, t, p, comm, st);
-              r != ncclSuccess && r != ncclInProgress)
+          if (const ncclResult_t r = ncclRecv(static_cast<char*>(recv) + p * bytes, n, t, p, comm, st); failed(r))
             return r;
         }
         return ncclSuccess;
       }
       case Coll::SendRecv: {
-        if (const ncclResult_t r = ncclSend(send, n, t, (rank_of_slot + 1) % nranks, comm, st);
-            r != ncclSuccess && r != ncclInProgress)
-          return r;
+        if (const ncclResult_t r = ncclSend(send, n, t, (rank_of_slot + 1) % nranks, comm, st); failed(r)) return r;
         return ncclRecv(recv, n, t, (rank_of_slot - 1 + nranks) % nranks, comm, st);
       }
     }
@@ -354,42 +433,58 @@ class NcclCommunicator final : public Communicator {
   Slot& at(int slot) { return slots_.at(static_cast<size_t>(slot)); }
   const Slot& at(int slot) const { return slots_.at(static_cast<size_t>(slot)); }
 
-  static void drop_graph(Slot& sl) noexcept {
-    if (sl.exec) cudaGraphExecDestroy(sl.exec);
-    if (sl.graph) cudaGraphDestroy(sl.graph);
-    sl.exec = nullptr;
-    sl.graph = nullptr;
+  /// Ends a capture still open (an error or abort in the middle of one), then drops the graphs.
+  void end_open_captures() noexcept {
+    if (capturing_ > 0)
+      for (Slot& sl : slots_) {
+        cudaSetDevice(sl.device);
+        cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing(sl.stream, &status) != cudaSuccess || status == cudaStreamCaptureStatusNone) continue;
+        cudaGraph_t g = nullptr;
+        cudaStreamEndCapture(sl.stream, &g);  // an invalidated capture returns an error and no graph
+        if (g) cudaGraphDestroy(g);
+      }
+    capturing_ = 0;
+    cudaGetLastError();  // the capture's error is not the one being reported
+    drop_graphs();
+  }
+
+  /// Aborts every communicator, graphs first (nccl-tests aborts every comm on an asynchronous
+  /// error or a timeout: src/common.cu, testStreamSynchronize). Called only on the thread that
+  /// drives the communicators; NCCL frees the process's shared resources at the last abort.
+  void abort_all() noexcept {
+    end_open_captures();
+    for (Slot& sl : slots_) {
+      if (sl.comm) ncclCommAbort(sl.comm);
+      sl.comm = nullptr;
+    }
   }
 
   /// Releases everything (destructor, failed construction). Finalizes the communicators as one
-  /// group and waits for all of them before destroying any; aborts them after an abort or error.
+  /// group and waits for all of them before destroying any; aborts them on an error, or when the
+  /// finalize of non-blocking communicators outlasts its deadline.
   void teardown() noexcept {
+    end_open_captures();
     bool any = false;
     for (const Slot& sl : slots_) any = any || sl.comm;
-    if (any && !aborted_) {
-      ncclGroupStart();
-      for (Slot& sl : slots_)
-        if (sl.comm) ncclCommFinalize(sl.comm);
-      ncclGroupEnd();
-      bool failed = false;
-      for (Slot& sl : slots_) {
-        if (!sl.comm) continue;
-        ncclResult_t st = ncclInProgress;
-        while (ncclCommGetAsyncError(sl.comm, &st) == ncclSuccess && st == ncclInProgress) std::this_thread::yield();
-        failed = failed || st != ncclSuccess;
-      }
-      if (failed) abort();
-      else
+    if (any) {
+      try {
+        ncclGroupStart();
+        for (Slot& sl : slots_)
+          if (sl.comm) ncclCommFinalize(sl.comm);
+        nccl_check(ncclGroupEnd(), "ncclCommFinalize (ncclGroupEnd)", nullptr);
+        const double deadline = setup_.poll_timeout_s > 0 ? setup_.poll_timeout_s : kDefaultFinalizeDeadline_s;
+        poll_until_finished(comms_, "ncclCommFinalize", setup_.blocking ? 0 : deadline, nullptr);
         for (Slot& sl : slots_) {
           if (sl.comm) ncclCommDestroy(sl.comm);
           sl.comm = nullptr;
         }
-    } else if (any) {
-      abort();
+      } catch (...) {
+        abort_all();  // poll_until_finished aborted already; a throw from the group end did not
+      }
     }
     for (Slot& sl : slots_) {
       cudaSetDevice(sl.device);
-      drop_graph(sl);
       for (cudaEvent_t e : sl.events) cudaEventDestroy(e);
       sl.events.clear();
       if (sl.stream) cudaStreamDestroy(sl.stream);
@@ -398,39 +493,41 @@ class NcclCommunicator final : public Communicator {
   }
 
   static gpu::CheckArgs args(const CheckSpec& s) {
-    return {s.coll, s.dtype, s.op, s.root, s.nranks, s.rank, s.rep, s.sizes.param_count, s.sizes.recv_count,
-            info(s.dtype).is_float};
+    return {s.coll, s.dtype, s.op, s.root, s.nranks, s.rank, s.rep, s.sizes.param_count, s.sizes.recv_count};
   }
 
-  /// Polls every communicator until none is in progress (ncclSuccess), as NCCL asks after a
-  /// non-blocking call returned ncclInProgress. Aborts and throws TimeoutError after timeout_s (> 0).
-  void wait_all(const char* what, double timeout_s) {
-    const auto start = std::chrono::steady_clock::now();
-    for (Slot& sl : slots_) {
-      for (;;) {
-        ncclResult_t st = ncclInProgress;
-        nccl_check(ncclCommGetAsyncError(sl.comm, &st), what, sl.comm);
-        if (st == ncclSuccess) break;
-        if (st != ncclInProgress) nccl_check(st, what, sl.comm);
-        if (timeout_s > 0 &&
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s) {
-          abort();
-          throw TimeoutError(fmt::format("{} did not complete within {:.0f} s", what, timeout_s));
-        }
-        std::this_thread::yield();
-      }
-    }
-  }
-
+  NcclSetup setup_;
+  StreamsDone streams_;
+  CommsReady comms_;
   std::vector<Slot> slots_;
   int first_rank_ = 0, size_ = 1;
-  bool aborted_ = false;
+  int capturing_ = 0;  ///< streams inside a capture
   bool timing_ = false;
   size_t next_event_ = 0;
   int timed_ = 0;
+  bool native_alltoall_ = false;
+  bool nccl_buffers_ = true;
+  std::string mem_alloc_failure_;
+  std::map<void*, bool> from_nccl_;  ///< buffer -> allocated by ncclMemAlloc
 };
 
 }  // namespace
+
+int first_device(const NcclSetup& s, int visible) {
+  const int n = s.gpus;
+  if (n < 1) throw UsageError(fmt::format("-g/--ngpus '{}': must be at least 1", n));
+  // One GPU: the node-local rank's, wrapping. Several: node-local rank L drives GPUs
+  // L*n .. L*n + n - 1, as nccl-tests; --device D makes them D .. D + n - 1.
+  const int base = s.device ? *s.device : (n == 1 ? s.local_rank % std::max(visible, 1) : s.local_rank * n);
+  if (base >= 0 && base + n <= visible) return base;
+  if (s.device && n == 1) throw UsageError(fmt::format("--device '{}': only {} GPUs are visible", base, visible));
+  if (s.device)
+    throw UsageError(fmt::format("--device '{}' with -g/--ngpus '{}': needs GPUs {}..{} but only {} are visible", base,
+                                 n, base, base + n - 1, visible));
+  throw UsageError(fmt::format("-g/--ngpus '{}': node-local rank {} drives GPUs {}..{} but only {} are visible "
+                               "(CUDA_VISIBLE_DEVICES, --device and the ranks per node decide which)",
+                               n, s.local_rank, base, base + n - 1, visible));
+}
 
 std::string unusable_gpu_reason() {
   int n = 0;
@@ -440,20 +537,25 @@ std::string unusable_gpu_reason() {
   return {};
 }
 
+void check_setup(const NcclSetup& setup) {
+  if (const std::string why = unusable_gpu_reason(); !why.empty()) throw UnavailableError("--backend nccl: " + why);
+  int n = 0;
+  cuda_check(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
+  first_device(setup, n);
+}
+
 std::string version_text() {
-  int code = 0;
-  ncclGetVersion(&code);
   int rt = 0, drv = 0;
   cudaRuntimeGetVersion(&rt);
   cudaDriverGetVersion(&drv);
-  return fmt::format("NCCL {} (built {}), CUDA runtime {}.{}, driver {}", version_string(code),
+  return fmt::format("NCCL {} (built {}), CUDA runtime {}.{}, driver {}", version_string(runtime_version()),
                      version_string(kBuiltVersion), rt / 1000, (rt % 1000) / 10,
                      drv ? fmt::format("{}.{}", drv / 1000, (drv % 1000) / 10) : std::string("none"));
 }
 
-std::unique_ptr<Communicator> make_communicator(const NcclSetup& setup) {
-  if (const std::string why = unusable_gpu_reason(); !why.empty()) throw UnavailableError("--backend nccl: " + why);
-  return std::make_unique<NcclCommunicator>(setup);
+std::unique_ptr<Communicator> make_communicator(const NcclSetup& setup, Bootstrap& group) {
+  check_setup(setup);
+  return std::make_unique<NcclCommunicator>(setup, group);
 }
 
 }  // namespace railkit::bench::nccl

@@ -5,6 +5,7 @@
 #include <string>
 #include <type_traits>
 
+#include "bench/expected.hpp"
 #include "bench/gen.hpp"
 #include "bench/nccl/nccl_kernels.hpp"
 #include "core/error.hpp"
@@ -37,7 +38,7 @@ __device__ double to_double(T v) {
 
 struct Args {
   int coll, nranks, rank, root, rep;
-  bool prod, reduction_coll, lowp, is_float;
+  bool prod;
   unsigned long long pc, count;
   double tol_rel;
 };
@@ -99,13 +100,9 @@ Args make_args(const CheckArgs& s, unsigned long long count) {
   a.root = s.root;
   a.rep = s.rep;
   a.prod = s.op == RedOp::Prod;
-  a.lowp = s.dtype == DType::Half || s.dtype == DType::BFloat16;
-  a.is_float = s.is_float;
   a.pc = s.param_count;
   a.count = count;
-  // Exact for integer values in float/double; half and bfloat16 round partial sums, and avg divides.
-  a.tol_rel = s.dtype == DType::BFloat16 ? s.nranks * 0.0078125 : s.dtype == DType::Half ? s.nranks * 0.001 : 0.0;
-  if (s.op == RedOp::Avg && !a.lowp && a.is_float) a.tol_rel = 1e-6;
+  a.tol_rel = check_tolerance_rel(s.dtype, s.op, s.nranks);
   return a;
 }
 
@@ -134,38 +131,6 @@ void dispatch(DType t, F&& f) {
 
 }  // namespace
 
-ReductionTable reduction_table(const CheckArgs& s) {
-  ReductionTable t{};
-  for (unsigned long long m = 0; m < kGenPeriod; ++m) {
-    double d = 0;
-    unsigned long long u = 0;
-    for (int r = 0; r < s.nranks; ++r) {
-      const long long v = gen_raw(s.op == RedOp::Prod, static_cast<unsigned long long>(r), m,
-                                  static_cast<unsigned long long>(s.rep));
-      const auto uv = static_cast<unsigned long long>(v);
-      if (r == 0) {
-        d = static_cast<double>(v);
-        u = uv;
-        continue;
-      }
-      switch (s.op) {
-        case RedOp::Sum:
-        case RedOp::Avg: d += static_cast<double>(v); u += uv; break;
-        case RedOp::Prod: d *= static_cast<double>(v); u *= uv; break;
-        case RedOp::Min: d = d < v ? d : static_cast<double>(v); u = u < uv ? u : uv; break;
-        case RedOp::Max: d = d > v ? d : static_cast<double>(v); u = u > uv ? u : uv; break;
-      }
-    }
-    if (s.op == RedOp::Avg) {
-      d /= s.nranks;
-      u /= static_cast<unsigned long long>(s.nranks);
-    }
-    t.as_double[m] = d;
-    t.as_bits[m] = u;
-  }
-  return t;
-}
-
 void fill_input(void* dst, std::uint64_t count, const CheckArgs& spec, void* stream) {
   const Args a = make_args(spec, count);
   dispatch(spec.dtype, [&](auto* tag) {
@@ -178,7 +143,7 @@ void fill_input(void* dst, std::uint64_t count, const CheckArgs& spec, void* str
 std::int64_t count_wrong(const void* out, const CheckArgs& spec, void* stream) {
   if (spec.coll == Coll::Reduce && spec.rank != spec.root) return 0;
   const Args a = make_args(spec, spec.recv_count);
-  const ReductionTable table = reduction_table(spec);
+  const ReductionTable table = reduction_table(spec.op, spec.dtype, spec.nranks, spec.rep);
   unsigned long long* d_wrong = nullptr;
   cuda_check(cudaMallocAsync(reinterpret_cast<void**>(&d_wrong), sizeof(unsigned long long), static_cast<cudaStream_t>(stream)),
              "cudaMallocAsync");

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "bench/harness.hpp"
+#include "bench/lone_bootstrap.hpp"
 #include "core/error.hpp"
 
 using namespace railkit::bench;
@@ -17,29 +18,6 @@ using railkit::ResultRecord;
 using railkit::ResultsDocument;
 
 namespace {
-
-/// One process, one node, no MPI.
-class LoneBootstrap final : public Bootstrap {
- public:
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  int local_rank() const override { return 0; }
-  int local_size() const override { return 1; }
-  const std::vector<std::string>& hosts() const override { return hosts_; }
-  const std::vector<int>& node_of_rank() const override { return nodes_; }
-  void barrier() override {}
-  std::int64_t allreduce_sum(std::int64_t v) override { return v; }
-  std::int64_t allreduce_max(std::int64_t v) override { return v; }
-  std::vector<std::string> gather_text_to_root(const std::string& mine) override { return {mine}; }
-  std::vector<double> gather_to_root(std::span<const double> mine) override { return {mine.begin(), mine.end()}; }
-  bool has_side_channel() const override { return false; }
-  void post_status(const std::string&) override {}
-  std::vector<std::string> collect_statuses(double) override { return {}; }
-
- private:
-  std::vector<std::string> hosts_{"node0"};
-  std::vector<int> nodes_{0};
-};
 
 /// N ranks in one process on host memory (float, sum): each launch runs the collective across
 /// every slot, with NCCL's in-place layout (the base class's). Records what the harness asks.
@@ -70,6 +48,37 @@ class SlotsCommunicator final : public Communicator {
 
   void launch(std::span<const OpCall> calls) override {
     ASSERT_EQ(calls.size(), static_cast<size_t>(slots_));
+    if (capturing_) {
+      captured_.emplace_back(calls.begin(), calls.end());
+      return;
+    }
+    run_now(calls);
+  }
+
+  // -G: launches during a capture are recorded and replayed; graphs must be dropped after each
+  // measurement and never while a capture is open.
+  bool supports_graphs() const override { return graphs_; }
+  void begin_capture() override {
+    EXPECT_FALSE(graph_alive_) << "a graph of the previous measurement is still alive";
+    capturing_ = true;
+    captured_.clear();
+  }
+  void end_capture() override {
+    capturing_ = false;
+    graph_alive_ = true;
+  }
+  void replay(int times) override {
+    EXPECT_TRUE(graph_alive_);
+    for (int t = 0; t < times; ++t)
+      for (const auto& calls : captured_) run_now(calls);
+  }
+  void drop_graphs() override {
+    EXPECT_FALSE(capturing_) << "graph dropped while the stream is capturing";
+    if (graph_alive_) ++drops_;
+    graph_alive_ = false;
+  }
+
+  void run_now(std::span<const OpCall> calls) {
     ++launches_;
     const auto n = static_cast<size_t>(slots_);
     const size_t pc = calls[0].count;
@@ -133,6 +142,11 @@ class SlotsCommunicator final : public Communicator {
 
   int launches_ = 0;
   std::map<int, int> checked_;
+  bool graphs_ = false;
+  bool capturing_ = false;
+  bool graph_alive_ = false;
+  int drops_ = 0;
+  std::vector<std::vector<OpCall>> captured_;
 
  private:
   static float sum(const std::vector<std::vector<float>>& in, size_t i) {
@@ -154,13 +168,13 @@ struct HarnessRun {
 };
 
 HarnessRun run_harness(const BenchOptions& o, SlotsCommunicator& comm) {
-  LoneBootstrap boot;
+  const auto boot = make_lone_bootstrap("node0");
   Group all;
   for (int r = 0; r < comm.size(); ++r) all.ranks.push_back(r);
   const std::vector<Group> groups{all};
-  Watchdog wd(boot, 0, nullptr);
+  Watchdog wd(*boot, 0, nullptr);
   ResultsSink sink(ResultsDocument{});
-  Harness h(o, boot, comm, groups, wd, sink, nullptr);
+  Harness h(o, *boot, comm, groups, wd, sink, nullptr);
   HarnessRun r;
   r.wrong = h.run(make_plan(o, comm.size()));
   r.results = sink.snapshot().results;
@@ -257,4 +271,20 @@ TEST(HarnessSlots, OneSlotIsTheSingleRankPath) {
   EXPECT_EQ(r.wrong, 0);
   ASSERT_EQ(r.results.size(), 8u);  // 2 collectives x 2 sizes x 2 placements
   for (const ResultRecord& rec : r.results) EXPECT_EQ(rec.ranks.slowest_rank, 0);
+}
+
+TEST(HarnessSlots, CudaGraphsAreDroppedAfterEveryMeasurement) {
+  // NCCL keeps a communicator alive while a graph that captured it lives (ncclCommFinalize and
+  // ncclCommAbort wait for it): the harness destroys each -G measurement's graphs right after it.
+  BenchOptions o = small_options();
+  o.colls = {Coll::AllReduce, Coll::AllGather};
+  o.graph_launches = 2;
+  SlotsCommunicator comm(2, /*async=*/true);
+  comm.graphs_ = true;
+  const HarnessRun r = run_harness(o, comm);
+  EXPECT_EQ(r.wrong, 0);
+  ASSERT_EQ(r.results.size(), 8u);  // 2 collectives x 2 sizes x 2 placements
+  EXPECT_EQ(comm.drops_, 8);
+  EXPECT_FALSE(comm.graph_alive_);
+  EXPECT_FALSE(comm.capturing_);
 }

@@ -70,6 +70,9 @@ TEST(Harness, PlanSizesBuffersAndNotes) {
   EXPECT_EQ(p.sizes.back(), 1u << 19);
   EXPECT_EQ(p.buffer_bytes, 1u << 19);
   ASSERT_EQ(p.notes.size(), 2u);
-  EXPECT_NE(p.notes[0].find("all_gather: 8 sizes rounded down to a multiple of 12 B"), std::string::npos) << p.notes[0];
-  EXPECT_NE(p.notes[1].find("all_gather: 1 size below 12 B skipped"), std::string::npos) << p.notes[1];
+  // nccl-tests' rule: per-rank blocks of whole 16 B, so 3 ranks take multiples of 48 B.
+  EXPECT_NE(p.notes[0].find("all_gather: 7 sizes rounded down to a multiple of 48 B (3 ranks x 16 B"), std::string::npos)
+      << p.notes[0];
+  EXPECT_NE(p.notes[1].find("all_gather: 2 sizes below 48 B skipped: less than 16 B per rank"), std::string::npos)
+      << p.notes[1];
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "bench/types.hpp"
 
 using namespace railkit::bench;
@@ -48,8 +50,13 @@ TEST(Types, SizesFollowNcclTests) {
   EXPECT_EQ(s.param_count, 8u);
   EXPECT_EQ(s.bytes, 96u);
   EXPECT_TRUE(s.rounded);
-  // too small for one element per rank
+  // per-rank blocks are whole 16 B: 120 B of floats on 3 ranks -> 10 per rank -> 8 (32 B) -> 96 B
+  s = coll_sizes(Coll::AllGather, 120, 4, 3);
+  EXPECT_EQ(s.param_count, 8u);
+  EXPECT_EQ(s.bytes, 96u);
+  // too small for 16 B per rank
   EXPECT_EQ(coll_sizes(Coll::AllGather, 8, 4, 4).param_count, 0u);
+  EXPECT_EQ(coll_sizes(Coll::AllGather, 32, 4, 4).param_count, 0u);
   // odd byte counts round down to whole elements
   s = coll_sizes(Coll::Broadcast, 10, 8, 2);
   EXPECT_EQ(s.param_count, 1u);
@@ -62,4 +69,56 @@ TEST(Types, SizeSequence) {
   EXPECT_EQ(size_sequence(10, 30, 1, 10), (std::vector<std::uint64_t>{10, 20, 30}));
   EXPECT_EQ(size_sequence(64, 64, 1, 0), (std::vector<std::uint64_t>{64}));
   EXPECT_EQ(size_sequence(1ull << 62, ~0ull, 4, 0).size(), 1u);  // overflow stops
+}
+
+namespace {
+
+/// nccl-tests v2.19.6's GetCollByteCount functions (src/all_gather.cu, src/reduce_scatter.cu,
+/// src/alltoall.cu, and the others), transcribed with their own names, as the reference.
+void nccl_tests_counts(Coll c, size_t count, size_t eltSize, int nranks, size_t* sendcount, size_t* recvcount,
+                       size_t* paramcount) {
+  switch (c) {
+    case Coll::AllGather: {
+      size_t base = (count / nranks) & ~(16 / eltSize - 1);
+      *sendcount = base;
+      *recvcount = base * nranks;
+      *paramcount = base;
+      return;
+    }
+    case Coll::ReduceScatter: {
+      size_t base = (count / nranks) & ~(16 / eltSize - 1);
+      *sendcount = base * nranks;
+      *recvcount = base;
+      *paramcount = base;
+      return;
+    }
+    case Coll::AllToAll:
+      *paramcount = (count / nranks) & ~(16 / eltSize - 1);
+      *sendcount = nranks * (*paramcount);
+      *recvcount = *sendcount;
+      return;
+    default:
+      *sendcount = count;
+      *recvcount = count;
+      *paramcount = *sendcount;
+      return;
+  }
+}
+
+}  // namespace
+
+TEST(Types, CountsMatchNcclTestsForEveryCollectiveDatatypeAndRankCount) {
+  for (const CollInfo& ci : all_colls())
+    for (size_t esz : {1, 2, 4, 8})
+      for (int n : {1, 2, 3, 4, 7, 8, 16, 64, 100})
+        for (std::uint64_t bytes : {1ull, 8ull, 15ull, 16ull, 100ull, 1000ull, 4096ull, 65535ull, 1048577ull, 33554432ull}) {
+          size_t send = 0, recv = 0, param = 0;
+          nccl_tests_counts(ci.coll, bytes / esz, esz, n, &send, &recv, &param);
+          const CollSizes s = coll_sizes(ci.coll, bytes, esz, n);
+          ASSERT_EQ(s.param_count, param) << ci.name << " esz " << esz << " n " << n << " bytes " << bytes;
+          ASSERT_EQ(s.send_count, send) << ci.name << " esz " << esz << " n " << n << " bytes " << bytes;
+          ASSERT_EQ(s.recv_count, recv) << ci.name << " esz " << esz << " n " << n << " bytes " << bytes;
+          // The in-place offsets follow: all_gather's input and reduce_scatter's output sit at rank x param.
+          EXPECT_EQ(s.bytes, std::max(send, recv) * esz);
+        }
 }

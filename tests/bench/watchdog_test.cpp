@@ -3,34 +3,12 @@
 #include <chrono>
 #include <thread>
 
+#include "bench/lone_bootstrap.hpp"
 #include "bench/watchdog.hpp"
 
 using namespace railkit::bench;
 
 namespace {
-
-/// A one-rank control channel (in process), so the real Watchdog can fire in a death test.
-class OneRank final : public Bootstrap {
- public:
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  int local_rank() const override { return 0; }
-  int local_size() const override { return 1; }
-  const std::vector<std::string>& hosts() const override { return hosts_; }
-  const std::vector<int>& node_of_rank() const override { return nodes_; }
-  void barrier() override {}
-  std::int64_t allreduce_sum(std::int64_t v) override { return v; }
-  std::int64_t allreduce_max(std::int64_t v) override { return v; }
-  std::vector<double> gather_to_root(std::span<const double> m) override { return {m.begin(), m.end()}; }
-  std::vector<std::string> gather_text_to_root(const std::string& m) override { return {m}; }
-  bool has_side_channel() const override { return false; }
-  void post_status(const std::string&) override {}
-  std::vector<std::string> collect_statuses(double) override { return {}; }
-
- private:
-  std::vector<std::string> hosts_{"node-a"};
-  std::vector<int> nodes_{0};
-};
 
 RankState state(int rank, std::int64_t seq, const std::string& st) {
   RankState s;
@@ -79,8 +57,8 @@ TEST(WatchdogDeathTest, FiresWithTimeoutCodeAndReports) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
-        OneRank boot;
-        Watchdog wd(boot, 1, [](const TimeoutReport& r) { std::fprintf(stderr, "REPORT %s\n", r.message.c_str()); });
+        const auto boot = make_lone_bootstrap("node-a");
+        Watchdog wd(*boot, 1, [](const TimeoutReport& r) { std::fprintf(stderr, "REPORT %s\n", r.message.c_str()); });
         wd.enter(OpPoint{"broadcast", 64, 0, true});
         std::this_thread::sleep_for(std::chrono::seconds(30));
       },
@@ -88,10 +66,10 @@ TEST(WatchdogDeathTest, FiresWithTimeoutCodeAndReports) {
 }
 
 TEST(Watchdog, QuietWhenOperationsComplete) {
-  OneRank boot;
+  const auto boot = make_lone_bootstrap("node-a");
   bool fired = false;
   {
-    Watchdog wd(boot, 1, [&](const TimeoutReport&) { fired = true; });
+    Watchdog wd(*boot, 1, [&](const TimeoutReport&) { fired = true; });
     for (int i = 0; i < 20; ++i) {
       wd.enter(OpPoint{"all_reduce", 8, i, false});
       std::this_thread::sleep_for(std::chrono::milliseconds(60));

@@ -60,6 +60,15 @@ class Ctx:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=mpi_env())
         return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
 
+    def run_mpmd(self, per_rank_args, timeout=60):
+        """Runs one railkit-bench per element of per_rank_args, each with its own flags (mpirun's MPMD form)."""
+        cmd = ["mpirun"]
+        for i, args in enumerate(per_rank_args):
+            cmd += ([":"] if i else []) + ["-np", "1", self.bench] + [str(a) for a in args]
+        t0 = time.monotonic()
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=mpi_env())
+        return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
+
     def path(self, name):
         return os.path.join(self.tmp, name)
 
@@ -224,7 +233,8 @@ def rounding_is_announced(ctx):
     out = ctx.path("round.json")
     rc, so, se, _ = ctx.run(["--coll", "all_gather", "-b", "100", "-e", "100", "-J", out], np=3)
     check(rc == 0, se)
-    check("# note: all_gather: 1 size rounded down to a multiple of 12 B" in so, so)
+    # nccl-tests' rule: per-rank blocks of whole 16 B: 100 B of floats on 3 ranks -> 8 per rank -> 96 B
+    check("# note: all_gather: 1 size rounded down to a multiple of 48 B (3 ranks x 16 B, as nccl-tests)" in so, so)
     doc = load(out)
     check(doc["results"][0]["bytes"] == 96 and doc["results"][0]["count"] == 8, "96 B, 8 per rank")
 
@@ -561,6 +571,34 @@ def gpu_nccl_watchdog(ctx):
     rc, so, se, secs = ctx.run(["--backend", "nccl", "-b", "1M", "-e", "1M", "-T", "3", "--inject-stall", "0", "-J", out],
                                np=1, timeout=60)
     check(rc == 4 and secs < 12, "rc %d after %.1f s" % (rc, secs))
+
+
+@case
+def one_ranks_problem_ends_every_rank(ctx):
+    """A problem only one rank can see before anything collective (its GPUs, or a backend that
+    resolves differently) must not leave the others blocked: every rank agrees first, rank 0
+    prints the failing rank's message naming it, and every rank exits with its code. Flags that
+    differ per rank (mpirun's MPMD form) make one rank fail here, where no GPU is."""
+    if has_gpu():
+        raise Skip("a GPU is present: --backend nccl would not fail on rank 1")
+    base = ["-b", "8", "-e", "8", "-T", "20"]
+    # rank 1 asks for nccl (no GPU here: unavailable), rank 0 resolves to mpi
+    rc, so, se, secs = ctx.run_mpmd([["--backend", "mpi"] + base, ["--backend", "nccl"] + base])
+    check(rc == 5, "rc %d (want 5): %s" % (rc, se[-600:]))
+    lines = railkit_lines(se)
+    check(len(lines) == 1 and "--backend nccl: no usable GPU" in lines[0] and "[rank 1]" in lines[0],
+          "want rank 1's reason once, naming it: %r" % lines)
+    check(secs < 30, "took %.1f s: the other rank waited" % secs)
+    # rank 1 asks for 2 GPUs per process on the mpi backend (usage), rank 0 is fine
+    rc, so, se, secs = ctx.run_mpmd([["--backend", "mpi"] + base, ["--backend", "mpi", "-g", "2"] + base])
+    check(rc == 6, "rc %d (want 6): %s" % (rc, se[-600:]))
+    lines = railkit_lines(se)
+    check(len(lines) == 1 and "-g/--ngpus '2'" in lines[0] and "[rank 1]" in lines[0], "%r" % lines)
+    # both fail: the first one is printed, and the others are counted
+    rc, so, se, secs = ctx.run_mpmd([["--backend", "mpi", "-g", "3"] + base, ["--backend", "mpi", "-g", "2"] + base])
+    lines = railkit_lines(se)
+    check(rc == 6 and len(lines) == 1 and "-g/--ngpus '3'" in lines[0] and "[rank 0 and 1 other]" in lines[0],
+          "rc %d %r" % (rc, lines))
 
 
 @case
