@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# railkit-bench built without MPI (as scripts/gpu-check.sh builds it for the GPU machine, where
+# no Open MPI exists) must configure, build and run as one process: a CMake configuration of
+# its own (MPI and CUDA off: the nccl backend's code is compiled by the main build), then
+#   --version says there is no mpi backend,
+#   a run without a usable backend exits 5 with one line,
+#   started by a launcher as several processes it refuses (exit 5) instead of running N copies.
+# Usage: nompi_build.sh SOURCE_DIR WORK_DIR
+set -uo pipefail
+src=$1 work=$2
+rm -rf "$work" && mkdir -p "$work"
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRAILKIT_WITH_MPI=OFF -DRAILKIT_WITH_CUDA=OFF \
+  -DRAILKIT_BUILD_TESTS=OFF -DRAILKIT_BUILD_BENCHMARKS=OFF >"$work/configure.log" 2>&1 ||
+  { tail -n 20 "$work/configure.log"; fail "configure without MPI"; }
+cmake --build "$work/build" --target railkit-bench -j "$(nproc)" >"$work/build.log" 2>&1 ||
+  { tail -n 30 "$work/build.log"; fail "build of railkit-bench without MPI"; }
+bench="$work/build/bin/railkit-bench"
+ldd "$bench" | grep -qi 'libmpi' && fail "railkit-bench built without MPI links libmpi: $(ldd "$bench" | grep -i mpi)"
+
+out=$("$bench" --version) || fail "--version rc $?"
+grep -q 'backends: no mpi (built without MPI: one process, no launcher)' <<<"$out" || fail "--version: $out"
+
+err=$("$bench" -b 8 -e 8 2>&1 >/dev/null); rc=$?
+[ "$rc" -eq 5 ] || fail "auto without GPU or MPI: rc $rc (want 5): $err"
+[ "$(grep -c '^railkit-bench: error:' <<<"$err")" -eq 1 ] || fail "want one error line: $err"
+grep -q "built without MPI" <<<"$err" || fail "the line does not say why: $err"
+
+err=$(OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_RANK=0 "$bench" --backend mpi -b 8 -e 8 2>&1 >/dev/null); rc=$?
+[ "$rc" -eq 5 ] || fail "under a launcher: rc $rc (want 5): $err"
+grep -q "the launcher started 4" <<<"$err" || fail "under a launcher: $err"
+
+err=$("$bench" -b 0 2>&1 >/dev/null); rc=$?
+[ "$rc" -eq 6 ] || fail "usage error: rc $rc (want 6): $err"
+echo "ok nompi_build"
