@@ -1,75 +1,477 @@
 #!/usr/bin/env bash
-# GPU checks for a machine with at least one NVIDIA GPU (run by hand or on a lent device).
-# Builds with CUDA for this GPU's architecture only, then runs railkit-bench's NCCL backend:
-# every collective on one rank (-g 1) with data checks, CUDA-graph mode, a stall the watchdog must end, the NCCL
-# log reader on NCCL's real log, the NCCL tuner plugin (libnccl-tuner-railkit.so) loaded into real NCCL, and with
-# 2 or more GPUs one process driving 2 GPUs (-g 2). Writes a summary to
-# ${OUT:-gpu-check}/summary.txt; exits non-zero when a check fails.
+# GPU checks of railkit-bench's NCCL backend, made for a lent GPU machine that has a driver, CUDA and
+# NCCL (possibly only the Python wheel's libnccl.so.2) but no MPI, no Debian packages, no network:
+# the binaries are built here into a bundle that travels with the working tree.
+#
+#   scripts/gpu-check.sh --dry-run [--bundle DIR]   build the bundle (scripts/gpu-bundle.sh; no GPU needed),
+#                                                   print its size and the command for the GPU machine
+#   scripts/gpu-check.sh --bundle DIR               on the GPU machine: run the checks with DIR's binaries
+#                                                   (no build, no setup.sh)
+#   scripts/gpu-check.sh                            with a GPU and the toolchain: both; without a GPU:
+#                                                   "SKIP: no NVIDIA GPU here", exit 0
+#
+# DIR defaults to <repo>/.gpu-bundle (ignored; the GPU machine gets it as a carried path).
+# Results: ${OUT:-<repo>/gpu-check-out}/summary.txt (one line per check: PASS/FAIL/SKIP/MEASURED) and
+# gpu-check.tar.gz (every check's stdout/stderr, results JSON, NCCL logs, environment). Exit status: 0
+# when no check failed (or no GPU), 1 otherwise. The whole run keeps under GPU_CHECK_BUDGET_S seconds
+# (default 280): each check's timeout is cut to what is left, and checks that no longer fit are skipped.
+#
+# Environment:
+#   OUT                 output folder (default <repo>/gpu-check-out)
+#   GPU_CHECK_FORCE=1   run the checks even where nvidia-smi shows no GPU (smoke test of this script on a
+#                       build machine: every GPU run then fails with exit 5, which is expected there)
+#   GPU_CHECK_NCCL_DIR  directory holding libnccl.so.2 (default: the nvidia-nccl-cu* wheel, else a search
+#                       of /usr /opt /usr/local)
+#   GPU_CHECK_BUDGET_S  time budget of the run mode in seconds (default 280)
+# The bundle runs railkit-bench as one process (built without MPI): the mpirun path and -g >= 2 are not
+# checked by it, nor the tuner plugin's decisions being applied (NCCL consults a tuner only with 2+ ranks).
 set -uo pipefail
+# shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-out="${OUT:-$RAILKIT_ROOT/gpu-check}"
-mkdir -p "$out"
-summary="$out/summary.txt"
-: >"$summary"
-fails=0
-note() { echo "$*" | tee -a "$summary"; }
-check() {  # name, expected rc, command...
-  local name=$1 want=$2; shift 2
-  local t0=$SECONDS
-  "$@" >"$out/$name.out" 2>"$out/$name.err"
-  local rc=$?
-  if [ "$rc" -eq "$want" ]; then note "PASS $name (rc $rc, $((SECONDS - t0)) s)"
-  else note "FAIL $name (rc $rc, want $want): $(tail -n 3 "$out/$name.err" | tr '\n' ' ')"; fails=$((fails + 1)); fi
+
+usage() { sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
+
+mode=auto bundle=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dry-run) mode=dry-run ;;
+    --bundle) [ $# -ge 2 ] || { echo "gpu-check: --bundle needs a directory" >&2; exit 2; }; bundle=$2; shift ;;
+    --bundle=*) bundle=${1#--bundle=} ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "gpu-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ "$mode" = auto ] && [ -n "$bundle" ] && mode=run
+
+have_gpu() { command -v nvidia-smi >/dev/null && timeout 30 nvidia-smi -L 2>/dev/null | grep -q '^GPU '; }
+
+# --- dry run: build the bundle here ---------------------------------------------------------------------
+limit_mib=64
+dry_run() {  # bundle dir
+  local dir=$1
+  "$RAILKIT_ROOT/scripts/gpu-bundle.sh" "$dir" || { echo "FAIL bundle: scripts/gpu-bundle.sh failed (its message is above)"; return 1; }
+  dir="$(cd "$dir" && pwd)"
+  local bytes tree_bytes mib total_mib rel
+  bytes=$(du -sb "$dir" | cut -f1)
+  # What travels besides the carried bundle: tracked files and untracked files that are not ignored.
+  tree_bytes=$(cd "$RAILKIT_ROOT" && git ls-files -co --exclude-standard -z | du -cb --files0-from=- 2>/dev/null | tail -n 1 | cut -f1)
+  mib=$(awk -v b="$bytes" 'BEGIN{printf "%.1f", b / 1048576}')
+  total_mib=$(awk -v b="$bytes" -v t="${tree_bytes:-0}" 'BEGIN{printf "%.1f", (b + t) / 1048576}')
+  (cd "$dir" && find . -type f ! -name .gpu-bundle -printf '%10s  %P\n' | sort -k2)
+  echo "bundle: $dir: $mib MiB; with the working tree $total_mib MiB (limit $limit_mib MiB)"
+  if [ "$((bytes + ${tree_bytes:-0}))" -gt $((limit_mib * 1048576)) ]; then
+    echo "FAIL bundle: $total_mib MiB (bundle $mib MiB + working tree) is over the $limit_mib MiB that can travel"
+    return 1
+  fi
+  [ -f "$dir/bin/all_reduce_perf" ] || echo "NOTE: no all_reduce_perf in the bundle: the vs-nccl-tests comparison will be skipped"
+  rel="${dir#"$RAILKIT_ROOT"/}"
+  if [ "$rel" = "$dir" ]; then
+    echo "NOTE: $dir is outside the repository: a carried path must be inside it (use --bundle .gpu-bundle)"
+  fi
+  echo "device command (run in the repository root; carry [\"$rel\"]; timeout_s 420):"
+  echo "  bash scripts/gpu-check.sh --bundle $rel"
 }
 
-if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >"$out/gpus.txt" 2>&1; then
-  note "SKIP: no NVIDIA GPU here ($(head -n 1 "$out/gpus.txt" 2>/dev/null))"
+if [ "$mode" = dry-run ]; then
+  dry_run "${bundle:-$RAILKIT_ROOT/.gpu-bundle}"
+  exit $?
+fi
+if [ "$mode" = auto ]; then
+  if [ "${GPU_CHECK_FORCE:-0}" != 1 ] && ! have_gpu; then
+    echo "SKIP: no NVIDIA GPU here"
+    exit 0
+  fi
+  bundle="$RAILKIT_ROOT/.gpu-bundle"
+  dry_run "$bundle" || exit 1
+fi
+
+# --- run mode: the checks on the GPU machine ------------------------------------------------------------
+[ -d "$bundle" ] || { echo "gpu-check: no bundle directory '$bundle' (build it with --dry-run)" >&2; exit 2; }
+bundle="$(cd "$bundle" && pwd)"
+# A copy that lost the executable bits (carried files) still runs.
+for f in "$bundle"/bin/*; do [ -x "$f" ] || chmod +x "$f" 2>/dev/null; done
+SECONDS=0  # the budget counts from here (after the build in the mode without arguments)
+budget=${GPU_CHECK_BUDGET_S:-280}
+out="${OUT:-$RAILKIT_ROOT/gpu-check-out}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+summary="$out/summary.txt"
+: >"$summary"
+rm -f "$out/gpu-check.tar.gz"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")"
+work="$tmp/gpu-check"
+mkdir -p "$work"
+fails=0
+bench="$bundle/bin/railkit-bench"
+railkit="$bundle/bin/railkit"
+ntests="$bundle/bin/all_reduce_perf"
+
+note() { echo "$*" | tee -a "$summary"; }
+# Everything in the work folder goes into the tarball; files over 4 MiB keep their last 4 MiB.
+finish() {
+  trap - EXIT
+  local f
+  cp "$summary" "$work/summary.txt" 2>/dev/null
+  [ -f "$bundle/BUILDINFO" ] && cp "$bundle/BUILDINFO" "$work/BUILDINFO"
+  while IFS= read -r -d '' f; do
+    tail -c 4194304 "$f" >"$f.tail" && mv "$f.tail" "$f" && echo "(kept the last 4 MiB of $(basename "$f"))" >>"$work/truncated.txt"
+  done < <(find "$work" -type f -size +4M -print0)
+  timeout 60 tar -czf "$out/gpu-check.tar.gz" -C "$tmp" gpu-check || echo "gpu-check: tar failed" >&2
+  rm -rf "$tmp"
+}
+trap finish EXIT
+child=""
+trap 'note "ABORTED: signal received after $SECONDS s"; [ -z "$child" ] || kill -TERM "$child" 2>/dev/null; exit 1' TERM INT HUP
+
+# Python helper for the JSON documents (results of railkit-bench and nccl-tests).
+helper="$work/check_json.py"
+cat >"$helper" <<'PY'
+import glob, json, statistics, sys
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+def results(path):
+    d = load(path)
+    return d, d.get("results") or []
+
+def main(cmd, args):
+    if cmd == "wrong":  # every result checked and 0 wrong, no error
+        d, rs = results(args[0])
+        if not rs:
+            return "no results", 1
+        if d.get("error"):
+            return "error: %s" % d["error"].get("message"), 1
+        bad = [r for r in rs if r.get("wrong") is None or r["wrong"] != 0]
+        if bad:
+            r = bad[0]
+            return "%d of %d results wrong or unchecked (first: %s %s %s B %s wrong=%s)" % (
+                len(bad), len(rs), r.get("op"), r.get("dtype"), r.get("bytes"),
+                "in-place" if r.get("in_place") else "out-of-place", r.get("wrong")), 1
+        colls = sorted({str(r.get("op")) for r in rs})
+        return "%d results, wrong 0, colls %s" % (len(rs), ",".join(map(str, colls))), 0
+    if cmd == "cycles":
+        d, rs = results(args[0])
+        cyc = sorted({r.get("cycle", 0) for r in rs})
+        if 0 in cyc and 1 in cyc and not d.get("error"):
+            return "%d results, cycles %s" % (len(rs), cyc), 0
+        return "cycles %s (want 0 and 1)%s" % (cyc, "; error " + str(d["error"]) if d.get("error") else ""), 1
+    if cmd == "stall":
+        d = load(args[0])
+        e = d.get("error")
+        if e and (e.get("exit_code") == 4 or e.get("code") == "timeout"):
+            return "error %s/%s: %s" % (e.get("code"), e.get("exit_code"), e.get("message")), 0
+        return "error is %s (want exit_code 4)" % (json.dumps(e),), 1
+    if cmd == "observe":
+        d = load(args[0])
+        n = (d.get("observed") or {}).get("nccl")
+        if n is None:
+            return "observed.nccl is null (observed keys: %s)" % sorted((d.get("observed") or {}).keys()), 1
+        return "observed.nccl keys: %s" % ",".join(sorted(n.keys()) if isinstance(n, dict) else [type(n).__name__]), 0
+    if cmd == "complete":  # results written completely (for telling a hang at exit)
+        d = load(args[0])
+        return str((d.get("summary") or {}).get("complete")), 0 if (d.get("summary") or {}).get("complete") else 1
+    if cmd == "time":  # results[0].time_us.avg
+        _, rs = results(args[0])
+        return "%.6g" % rs[0]["time_us"]["avg"], 0
+    if cmd == "algbw":  # results[0] algbw_GBps and time
+        _, rs = results(args[0])
+        return "%.6g %.6g" % (rs[0]["algbw_GBps"], rs[0]["time_us"]["avg"]), 0
+    if cmd == "ntests":  # nccl-tests' stdout: out-of-place algbw and time of the first size
+        # (its -J document is not used: it holds the whole environment of the process)
+        for line in open(args[0]):
+            t = line.split()
+            if len(t) >= 9 and not line.lstrip().startswith("#") and t[0].isdigit():
+                # size count type redop root time algbw busbw #wrong | in-place ...
+                return "%.6g %.6g" % (float(t[6]), float(t[5])), 0
+        return "no out-of-place line in %s" % args[0], 1
+    if cmd == "nccllog":  # railkit nccl-log's JSON: a few facts
+        d = load(args[0])
+        keys = ("nccl_version", "nranks", "nnodes", "transports", "net", "tuner_plugin")
+        facts = ["%s %s" % (k, json.dumps(d[k])) for k in keys if k in d]
+        facts.append("warnings %d" % len(d.get("warnings") or []))
+        return ", ".join(facts)[:300], 0
+    if cmd == "median":
+        xs = [float(x) for x in args]
+        return "%.6g" % statistics.median(xs), 0
+    if cmd == "summary":
+        lines = []
+        for f in sorted(glob.glob(args[0] + "/*.json")):
+            try:
+                d = load(f)
+            except Exception:
+                continue
+            if not str(d.get("schema", "")).startswith("railkit.results") or "results" not in d:
+                continue
+            rs = d["results"]
+            best = max((r.get("busbw_GBps") or 0 for r in rs), default=0)
+            algbw = max((r.get("algbw_GBps") or 0 for r in rs), default=0)
+            wrong = sum(r.get("wrong") or 0 for r in rs)
+            err = d["error"]["message"] if d.get("error") else ""
+            lines.append("%-24s results %3d  max algbw %8.2f GB/s  max busbw %8.2f GB/s  wrong %d  %s" % (
+                f.split("/")[-1], len(rs), algbw, best, wrong, err))
+        return "\n".join(lines), 0
+    return "unknown helper command " + cmd, 2
+
+try:
+    msg, rc = main(sys.argv[1], sys.argv[2:])
+except Exception as e:  # unreadable or missing file, unexpected layout
+    msg, rc = "%s: %s" % (type(e).__name__, e), 1
+print(msg)
+sys.exit(rc)
+PY
+py() { timeout 30 python3 "$helper" "$@"; }
+
+left() { echo $((budget - SECONDS)); }
+RC=0 DUR=0
+# run NAME TIMEOUT CMD...: CMD under timeout (cut to the budget left), stdout/stderr to NAME.out/.err.
+run() {
+  local name=$1 tmo=$2; shift 2
+  local l; l=$(left)
+  [ "$l" -lt "$tmo" ] && tmo=$l
+  if [ "$tmo" -lt 1 ]; then  # no time left (timeout 0 would mean no limit)
+    RC=124 DUR=0
+    echo "time budget spent before $name" >"$work/$name.err"
+    return "$RC"
+  fi
+  local t0=$SECONDS
+  # In the background and waited for, so that a signal to this script is handled at once (the trap
+  # ends the child and still writes the tarball).
+  timeout -k 5 "$tmo" "$@" >"$work/$name.out" 2>"$work/$name.err" </dev/null &
+  child=$!
+  wait "$child"
+  RC=$?
+  child=""
+  DUR=$((SECONDS - t0))
+  echo "$name: rc $RC, ${DUR} s, timeout $tmo s: $*" >>"$work/commands.txt"
+  return "$RC"
+}
+# The last lines of a run's stderr, or of its stdout where stderr is empty (nccl-tests reports on stdout).
+errtail() {
+  local f="$work/$1.err"
+  [ -s "$f" ] || f="$work/$1.out"
+  tail -n 3 "$f" 2>/dev/null | tr '\n' ' ' | cut -c1-300
+}
+fail() { note "FAIL $*"; fails=$((fails + 1)); }
+fits() {  # name, seconds needed at least
+  if [ "$(left)" -lt "${2:-15}" ]; then note "SKIP $1: time budget ($budget s) spent"; return 1; fi
+}
+# check NAME WANT TIMEOUT CMD...: PASS when CMD exits WANT and POST (an array, optional) exits 0;
+# JSON (optional) names the results document, to tell a hang at exit from a hang.
+POST=() JSON=""
+check() {
+  local name=$1 want=$2 tmo=$3; shift 3
+  fits "$name" 10 || { POST=() JSON=""; return 1; }
+  run "$name" "$tmo" "$@"
+  local ok=1 msg=""
+  if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then
+    if [ -n "$JSON" ] && [ -f "$JSON" ] && py complete "$JSON" >/dev/null; then msg="hang at exit (results complete, process did not end in $DUR s)"
+    else msg="hang: killed after $DUR s"; fi
+    [ "$want" -eq "$RC" ] || ok=0
+  elif [ "$RC" -ne "$want" ]; then
+    ok=0 msg=$(errtail "$name")
+  fi
+  if [ "$ok" -eq 1 ] && [ ${#POST[@]} -gt 0 ]; then
+    msg=$("${POST[@]}" 2>&1) || ok=0
+  fi
+  msg=${msg//$'\n'/ }
+  if [ "$ok" -eq 1 ]; then note "PASS $name (rc $RC, $DUR s)${msg:+: $msg}"
+  else fail "$name (rc $RC, want $want): $msg"; fi
+  POST=() JSON=""
+  [ "$ok" -eq 1 ]
+}
+version_lt() { [ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" = "$1" ]; }
+binfo() { sed -n "s/^$1=//p" "$bundle/BUILDINFO" | head -n 1; }
+
+# --- first checks: a GPU, the bundle's needs against this machine ----------------------------------------
+note "gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), bundle $bundle"
+if ! command -v nvidia-smi >/dev/null; then echo "nvidia-smi: not found" >"$work/gpus.txt"
+else timeout 30 nvidia-smi -L >"$work/gpus.txt" 2>&1; fi
+ngpus=$(grep -c '^GPU ' "$work/gpus.txt")
+if [ "$ngpus" -eq 0 ] && [ "${GPU_CHECK_FORCE:-0}" != 1 ]; then
+  note "SKIP: no NVIDIA GPU here ($(head -n 1 "$work/gpus.txt"))"
   exit 0
 fi
-note "GPUs: $(tr '\n' ';' <"$out/gpus.txt")"
-ngpus=$(grep -c '^GPU ' "$out/gpus.txt")
-cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '.')
-export RAILKIT_BUILD="${RAILKIT_BUILD:-$RAILKIT_ROOT/build-gpu}"
-"$RAILKIT_ROOT/scripts/setup.sh" || exit 1
-cmake -S "$RAILKIT_ROOT" -B "$RAILKIT_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILKIT_WITH_CUDA=ON \
-  -DRAILKIT_CUDA_ARCHS="$cap" -DRAILKIT_BUILD_TESTS=OFF >"$out/configure.log" 2>&1 || { note "FAIL configure"; exit 1; }
-cmake --build "$RAILKIT_BUILD" -j "$(nproc)" --target railkit-bench railkit railkit_tuner_plugin >"$out/build.log" 2>&1 || { note "FAIL build"; tail -n 20 "$out/build.log"; exit 1; }
-railkit_mpi_env
-bench="$RAILKIT_BUILD/bin/railkit-bench"
-"$bench" --version | tee -a "$summary"
+note "GPUs ($ngpus): $(tr '\n' ';' <"$work/gpus.txt")"
+[ "$ngpus" -eq 0 ] && note "NOTE: GPU_CHECK_FORCE=1 without a GPU: every GPU run fails (exit 5), a smoke test of this script"
+{
+  echo "== uname"; uname -a
+  echo "== ldd --version"; ldd --version 2>&1 | head -n 1
+  echo "== nvidia-smi"; timeout 30 nvidia-smi 2>&1
+  echo "== nvidia-smi topo -m"; timeout 30 nvidia-smi topo -m 2>&1
+  echo "== python3 packages (nvidia, torch)"; timeout 30 python3 -m pip list 2>/dev/null | grep -iE '^(nvidia|torch)'
+  echo "== environment (NCCL, CUDA, LD_)"; env | grep -E '^(NCCL|CUDA|LD_|NVIDIA)' | sort
+  echo "== nproc"; nproc
+} >"$work/env.txt" 2>&1
 
-for dt in float half bfloat16 int32; do
-  check "all-colls-$dt" 0 "$bench" --backend nccl -g 1 --coll all -b 8 -e 64M -f 8 -d "$dt" -c 1 -J "$out/all-$dt.json"
+if [ ! -f "$bundle/BUILDINFO" ] || [ ! -x "$bench" ]; then
+  fail "bundle: $bundle has no BUILDINFO or bin/railkit-bench (build it with --dry-run)"
+  exit 1
+fi
+need_glibc=$(binfo required_glibc) need_glibcxx=$(binfo required_glibcxx)
+have_glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+[ -n "$have_glibc" ] || have_glibc=$(ldd --version 2>&1 | head -n 1 | awk '{print $NF}')
+if [ -n "$need_glibc" ] && version_lt "$have_glibc" "$need_glibc"; then
+  fail "glibc: this machine has glibc $have_glibc, the bundle needs GLIBC_$need_glibc (built on glibc $(binfo build_glibc)); rebuild it on an older distribution"
+  exit 1
+fi
+
+# libnccl.so.2: the wheel (nvidia-nccl-cu13 installs nvidia/nccl/lib/libnccl.so.2 even for CUDA 13, whose
+# other wheels use nvidia/cu13/lib; nvidia is a namespace package), else a bounded search.
+find_nccl() {
+  if [ -n "${GPU_CHECK_NCCL_DIR:-}" ]; then echo "$GPU_CHECK_NCCL_DIR"; return; fi
+  local d
+  d=$(timeout 60 python3 - 2>/dev/null <<'PY'
+import glob, os, site, sys
+cands = []
+try:
+    import nvidia.nccl as m
+    cands += [os.path.join(p, "lib") for p in list(getattr(m, "__path__", []))]
+except Exception:
+    pass
+roots = list(sys.path)
+try:
+    roots += list(site.getsitepackages()) + [site.getusersitepackages()]
+except Exception:
+    pass
+for r in roots:
+    cands += [os.path.dirname(p) for p in glob.glob(os.path.join(r, "nvidia", "*", "lib", "libnccl.so.2"))]
+for c in cands:
+    if os.path.isfile(os.path.join(c, "libnccl.so.2")):
+        print(os.path.realpath(c))
+        break
+PY
+)
+  if [ -z "$d" ]; then
+    d=$(timeout 20 find /usr /opt /usr/local -name libnccl.so.2 2>/dev/null | head -n 1)
+    d=${d%/*}
+  fi
+  echo "$d"
+}
+nccl_dir=$(find_nccl)
+if [ -z "$nccl_dir" ] || [ ! -e "$nccl_dir/libnccl.so.2" ]; then
+  fail "nccl-lib: no libnccl.so.2 (${nccl_dir:+not in $nccl_dir; }no nvidia.nccl Python package, none under /usr /opt /usr/local; set GPU_CHECK_NCCL_DIR)"
+  exit 1
+fi
+export LD_LIBRARY_PATH="$bundle/lib:$nccl_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+note "NCCL library: $nccl_dir/libnccl.so.2"
+
+# libstdc++: the machine's own unless older than the bundle needs; then lib-compat's (built here).
+stdcxx=$(ldd "$bench" 2>/dev/null | awk '$1 == "libstdc++.so.6" {print $3}')
+have_glibcxx=""
+[ -f "$stdcxx" ] && have_glibcxx=$(grep -ao 'GLIBCXX_[0-9][0-9.]*' "$stdcxx" | sed 's/^GLIBCXX_//; s/\.$//' | sort -uV | tail -n 1)
+if [ -z "$have_glibcxx" ] || { [ -n "$need_glibcxx" ] && version_lt "$have_glibcxx" "$need_glibcxx"; }; then
+  compat_glibc=$(binfo lib_compat_glibc)
+  if [ -f "$bundle/lib-compat/libstdc++.so.6" ] && ! version_lt "$have_glibc" "${compat_glibc:-0}"; then
+    export LD_LIBRARY_PATH="$bundle/lib-compat:$LD_LIBRARY_PATH"
+    note "NOTE glibcxx: this machine's libstdc++ (${stdcxx:-not found}, GLIBCXX_${have_glibcxx:-?}) is older than GLIBCXX_$need_glibcxx: using the bundle's lib-compat"
+    have_glibcxx="${have_glibcxx:-none} + lib-compat"
+  else
+    fail "glibcxx: this machine's libstdc++ (${stdcxx:-not found}) provides GLIBCXX_${have_glibcxx:-?}, the bundle needs GLIBCXX_$need_glibcxx (its lib-compat needs glibc ${compat_glibc:-?}, here $have_glibc)"
+    exit 1
+  fi
+fi
+note "glibc $have_glibc (needs $need_glibc), GLIBCXX ${have_glibcxx:-?} (needs $need_glibcxx)"
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH" >>"$work/env.txt"
+
+# Every library found and every symbol resolved (ldd -r: an older NCCL than built against shows here).
+ldd_bad="" bench_ok=1 ntests_ok=0
+command -v ldd >/dev/null || { note "SKIP ldd: no ldd on this machine"; ntests_ok=1; }
+command -v ldd >/dev/null && for f in "$bundle"/bin/* "$bundle"/lib/*.so*; do
+  b=$(basename "$f")
+  timeout 30 ldd -r "$f" >"$work/ldd.$b.txt" 2>&1
+  probs=$(grep -E 'not found|undefined symbol' "$work/ldd.$b.txt" | head -n 3 | tr '\n\t' '  ')
+  if [ -n "$probs" ]; then
+    ldd_bad+="$b: $probs; "
+    [ "$b" = railkit-bench ] && bench_ok=0
+  elif [ "$b" = all_reduce_perf ]; then ntests_ok=1
+  fi
 done
-for op in prod min max avg; do
-  check "all_reduce-$op" 0 "$bench" --backend nccl --coll all_reduce,reduce_scatter -b 1K -e 16M -f 16 -o "$op" -J "$out/op-$op.json"
+if ! command -v ldd >/dev/null; then :
+elif [ -z "$ldd_bad" ]; then note "PASS ldd: every library and symbol resolved ($(cd "$bundle" && echo bin/* lib/*.so*))"
+else fail "ldd: $ldd_bad"; fi
+[ "$bench_ok" -eq 1 ] || { note "failures: $fails (railkit-bench cannot load here; nothing else runs)"; exit 1; }
+
+if run version 30 "$bench" --version; then
+  note "PASS version: $(tr '\n' ' ' <"$work/version.out" | cut -c1-300) (built against NCCL $(binfo nccl_built))"
+else fail "version (rc $RC, want 0): $(errtail version)"; fi
+
+# --- the checks ----------------------------------------------------------------------------------------
+nccl=(--backend nccl -T 60)
+
+JSON="$work/all-float.json" POST=(py wrong "$work/all-float.json")
+check all-colls-float 0 120 "$bench" "${nccl[@]}" -g 1 --coll all --placement both -b 8 -e 64M -f 8 -c 1 -J "$work/all-float.json"
+
+for dt in half bfloat16 int8; do
+  JSON="$work/avg-$dt.json" POST=(py wrong "$work/avg-$dt.json")
+  check "avg-$dt" 0 60 "$bench" "${nccl[@]}" --coll all_reduce,reduce_scatter,reduce -o avg -d "$dt" \
+    -b 1K -e 16M -f 16 -c 1 -J "$work/avg-$dt.json"
 done
-check "cuda-graph" 0 "$bench" --backend nccl -g 1 --coll all_reduce,all_gather -b 1K -e 64M -f 8 -G 4 -J "$out/graph.json"
-# -g N: one process, N GPUs, N ranks. More GPUs than visible is a usage error (6) on any machine.
-check "ngpus-too-many" 6 "$bench" --backend nccl -g $((ngpus + 1)) -b 1K -e 1K
-if [ "$ngpus" -ge 2 ]; then
-  check "ngpus-2-all-colls" 0 "$bench" --backend nccl -g 2 --coll all -b 8 -e 64M -f 8 -c 1 -J "$out/g2-all.json"
-  check "ngpus-2-cuda-graph" 0 "$bench" --backend nccl -g 2 --coll all_reduce,all_gather -b 1K -e 64M -f 8 -G 4 \
-    -J "$out/g2-graph.json"
-  check "ngpus-2-watchdog-stall" 4 "$bench" --backend nccl -g 2 --coll all_reduce -b 1M -e 1M -T 5 --inject-stall 0 \
-    -J "$out/g2-stall.json"
+
+JSON="$work/cycles.json" POST=(py cycles "$work/cycles.json")
+check cycles 0 60 "$bench" "${nccl[@]}" -N 2 --coll all_reduce,all_gather -b 1K -e 1M -f 32 -c 1 -J "$work/cycles.json"
+
+JSON="$work/graph.json" POST=(py wrong "$work/graph.json")
+check cuda-graph-all 0 120 "$bench" "${nccl[@]}" -G 4 --coll all -b 1K -e 16M -f 16 -c 1 -J "$work/graph.json"
+
+# -g N: one process, N GPUs. More than visible is a usage error (6), told in one line.
+# shellcheck disable=SC2016  # $1 is the inner shell's
+POST=(bash -c 'n=$(cat "$1" "$2" | grep -c .); [ "$n" -eq 1 ] && cat "$1" "$2" && exit 0
+  echo "want one line of output, got $n: $(cat "$1" "$2" | head -n 5 | tr "\n" " ")"; exit 1' _ "$work/ngpus-too-many.out" "$work/ngpus-too-many.err")
+check ngpus-too-many 6 30 "$bench" --backend nccl -T 60 -g $((ngpus + 1)) -b 1K -e 1K
+
+JSON="$work/stall.json" POST=(py stall "$work/stall.json")
+check watchdog-stall 4 30 "$bench" --backend nccl --coll all_reduce -b 1M -e 1M -T 5 --inject-stall 0 -J "$work/stall.json"
+
+# Blocking (the default, as nccl-tests) against non-blocking communicators: 8 B all_reduce, alternating.
+if fits blocking-vs-nonblocking 60; then
+  tb=() tn=() bvn_err="" bvn_nerr=0
+  for i in 1 2 3; do
+    for kind in blocking nonblocking; do
+      extra=(); [ "$kind" = nonblocking ] && extra=(--nonblocking)
+      if run "bvn-$kind-$i" 40 "$bench" "${nccl[@]}" --coll all_reduce -b 8 -e 8 -n 2000 -w 200 -c 0 --placement out \
+          "${extra[@]}" -J "$work/bvn-$kind-$i.json" && t=$(py time "$work/bvn-$kind-$i.json"); then
+        if [ "$kind" = blocking ]; then tb+=("$t"); else tn+=("$t"); fi
+      else
+        bvn_nerr=$((bvn_nerr + 1))
+        [ -n "$bvn_err" ] || bvn_err="bvn-$kind-$i rc $RC: $(errtail "bvn-$kind-$i")"
+      fi
+    done
+  done
+  if [ -n "$bvn_err" ] || [ ${#tb[@]} -eq 0 ] || [ ${#tn[@]} -eq 0 ]; then
+    fail "blocking-vs-nonblocking: $bvn_nerr of 6 runs failed; first: ${bvn_err:-no times}"
+  else
+    mb=$(py median "${tb[@]}") mn=$(py median "${tn[@]}")
+    note "MEASURED blocking-vs-nonblocking: 8 B all_reduce out-of-place, median time blocking $mb us (${tb[*]}), nonblocking $mn us (${tn[*]}), ratio nonblocking/blocking $(awk -v a="$mn" -v b="$mb" 'BEGIN{printf "%.3f", a / b}')"
+  fi
+fi
+
+JSON="$work/observe.json" POST=(py observe "$work/observe.json")
+check observe 0 60 "$bench" "${nccl[@]}" --observe --coll all_reduce -b 1M -e 1M -J "$work/observe.json"
+
+mkdir -p "$work/nccl-log"
+JSON="$work/observe-log.json"
+obs_dbg=0
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH NCCL_DEBUG_FILE="$work/nccl-log/nccl.%h.%p.log" \
+  check observe-nccl-debug 0 60 "$bench" "${nccl[@]}" --coll all_reduce -b 1M -e 1M -J "$work/observe-log.json" \
+  && obs_dbg=1
+if ls "$work"/nccl-log/nccl.*.log >/dev/null 2>&1; then
+  POST=(py nccllog "$work/nccl-log-read.out")
+  check nccl-log-read 0 30 "$railkit" nccl-log "$work"/nccl-log/nccl.*.log \
+    && cp "$work/nccl-log-read.out" "$work/nccl-log.railkit.json"
+elif [ "$obs_dbg" -eq 1 ]; then
+  fail "nccl-log-read: NCCL wrote no log under NCCL_DEBUG_FILE ($work/nccl-log)"
 else
-  note "SKIP ngpus-2-*: -g 2 needs 2 GPUs, this machine has $ngpus"
+  note "SKIP nccl-log-read: no NCCL log (observe-nccl-debug did not pass)"
 fi
-check "watchdog-stall" 4 "$bench" --backend nccl --coll all_reduce -b 1M -e 1M -T 5 --inject-stall 0 -J "$out/stall.json"
-export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH NCCL_DEBUG_FILE="$out/nccl.%h.%p.log"
-check "nccl-log-run" 0 "$bench" --backend nccl --coll all_reduce -b 1M -e 1M -J "$out/log.json"
-unset NCCL_DEBUG NCCL_DEBUG_SUBSYS NCCL_DEBUG_FILE
-if [ -x "$RAILKIT_BUILD/bin/railkit" ] && ls "$out"/nccl.*.log >/dev/null 2>&1; then
-  check "nccl-log-read" 0 "$RAILKIT_BUILD/bin/railkit" nccl-log "$out"/nccl.*.log
-fi
-# The tuner plugin in real NCCL, with a profile made for this run's scale (1 node, -g ranks): NCCL names the
-# plugin, the plugin logs what it loaded, and with 2 ranks NCCL's TUNING line shows the profile's choice
-# (Ring/LL on 2 channels, which NCCL would not pick for 1 MiB by itself).
-tg=$((ngpus >= 2 ? 2 : 1))
-cat >"$out/tuner-profile.json" <<JSON
+
+# The tuner plugin in real NCCL with a profile for this run's scale (1 node, 1 rank): NCCL names the plugin
+# and the plugin logs what it loaded. Whether its decisions are applied shows only with 2+ ranks.
+cat >"$work/tuner-profile.json" <<JSON
 {"schema": "railkit.profile/1", "name": "gpu-check-tuner", "created": "2000-01-01T00:00:00Z",
- "cluster": {"fingerprint": "", "nodes": 1, "ranks": $tg, "ranks_per_node": $tg, "backend": "nccl",
+ "cluster": {"fingerprint": "", "nodes": 1, "ranks": 1, "ranks_per_node": 1, "backend": "nccl",
    "backend_version": "", "hosts": [], "gpu_models": [], "nic_models": [], "extra": {}},
  "settings": {"env": {}, "dcqcn": {}},
  "decisions": [{"coll": "all_reduce", "min_bytes": 0, "max_bytes": 1073741824,
@@ -79,32 +481,52 @@ cat >"$out/tuner-profile.json" <<JSON
  "evidence": {"validated": false, "validated_at": "", "railkit_version": "", "strategy": "", "space": "",
    "trials": 0, "pairs": 0, "max_regression": 0.02, "baseline_env": {}, "rows": [], "tune_dir": "", "extra": {}}}
 JSON
-export NCCL_TUNER_PLUGIN="$RAILKIT_BUILD/lib/libnccl-tuner-railkit.so" RAILKIT_PROFILE="$out/tuner-profile.json" \
-  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING NCCL_DEBUG_FILE="$out/tuner.%h.%p.log"
-check "tuner-plugin-run" 0 "$bench" --backend nccl -g "$tg" --coll all_reduce -b 1M -e 1M -J "$out/tuner.json"
-unset NCCL_TUNER_PLUGIN RAILKIT_PROFILE NCCL_DEBUG NCCL_DEBUG_SUBSYS NCCL_DEBUG_FILE
-check "tuner-plugin-using" 0 grep -q "TUNER/Plugin: Using railkit (v5)" "$out"/tuner.*.log
-check "tuner-plugin-loaded" 0 grep -q "TUNER/railkit: loaded profile 'gpu-check-tuner'" "$out"/tuner.*.log
-check "tuner-plugin-no-warning" 1 grep -q "TUNER/railkit: .*does nothing" "$out"/tuner.*.log
-if [ "$tg" -ge 2 ]; then
-  check "tuner-plugin-applied" 0 grep -qiE 'AllReduce: 1048576 Bytes -> Algo Ring proto LL channel\{Lo\.\.Hi\}=\{0\.\.1\}' \
-    "$out"/tuner.*.log
-else
-  note "SKIP tuner-plugin-applied: NCCL asks a tuner only about collectives of 2 or more ranks, this machine has $ngpus GPU"
+mkdir -p "$work/tuner-log"
+# shellcheck disable=SC2016  # $1 is the inner shell's
+POST=(bash -c 'cat "$1"/tuner.*.log >"$1/all.log" 2>/dev/null
+  u=$(grep -m1 -F "TUNER/Plugin: Using railkit" "$1/all.log") || { echo "no \"TUNER/Plugin: Using railkit\" in the NCCL log"; exit 1; }
+  l=$(grep -m1 -F "TUNER/railkit: loaded profile" "$1/all.log") || { echo "no \"TUNER/railkit: loaded profile\" in the NCCL log"; exit 1; }
+  w=$(grep -c "TUNER/railkit: .*does nothing" "$1/all.log")
+  rm -f "$1/all.log"; echo "${u##*NCCL INFO }; ${l##*NCCL INFO }; \"does nothing\" warnings: $w"' _ "$work/tuner-log")
+NCCL_TUNER_PLUGIN="$bundle/lib/libnccl-tuner-railkit.so" RAILKIT_PROFILE="$work/tuner-profile.json" \
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING NCCL_DEBUG_FILE="$work/tuner-log/tuner.%h.%p.log" \
+  check tuner-plugin 0 60 "$bench" "${nccl[@]}" --coll all_reduce -b 1M -e 1M -J "$work/tuner.json"
+note "SKIP tuner-plugin-applied: NCCL asks a tuner only about collectives of 2 or more ranks, this bundle runs 1"
+
+# railkit-bench against nccl-tests' all_reduce_perf: 256 MiB all_reduce out-of-place, one GPU, alternating.
+# On one rank busbw is 0 by definition (factor 2(n-1)/n), so algbw (bytes / time) is compared.
+if [ ! -x "$ntests" ]; then
+  note "SKIP vs-nccl-tests: no all_reduce_perf in the bundle ($(binfo nccl_tests_note))"
+elif [ "$ntests_ok" -ne 1 ]; then
+  fail "vs-nccl-tests: all_reduce_perf cannot load here (see ldd above)"
+elif fits vs-nccl-tests 60; then
+  an=() ar=() tnt=() trk=() vs_err="" vs_nerr=0
+  for i in 1 2 3; do
+    v=""
+    if run "nt-$i" 60 "$ntests" -b 256M -e 256M -g 1 -n 50 -w 10 -c 0 && v=$(py ntests "$work/nt-$i.out"); then
+      an+=("${v% *}") tnt+=("${v#* }")
+    else vs_nerr=$((vs_nerr + 1)); [ -n "$vs_err" ] || vs_err="nt-$i (all_reduce_perf) rc $RC: $(errtail "nt-$i") ${v:-}"; fi
+    v=""
+    if run "rk-$i" 60 "$bench" "${nccl[@]}" --coll all_reduce -b 256M -e 256M -n 50 -w 10 -c 0 --placement out \
+        -J "$work/rk-$i.json" && v=$(py algbw "$work/rk-$i.json"); then
+      ar+=("${v% *}") trk+=("${v#* }")
+    else vs_nerr=$((vs_nerr + 1)); [ -n "$vs_err" ] || vs_err="rk-$i (railkit-bench) rc $RC: $(errtail "rk-$i") ${v:-}"; fi
+  done
+  if [ -n "$vs_err" ] || [ ${#an[@]} -eq 0 ] || [ ${#ar[@]} -eq 0 ]; then
+    fail "vs-nccl-tests: $vs_nerr of 6 runs failed; first: ${vs_err:-no numbers}"
+  else
+    man=$(py median "${an[@]}") mar=$(py median "${ar[@]}") mtn=$(py median "${tnt[@]}") mtr=$(py median "${trk[@]}")
+    ratio=$(awk -v a="$mar" -v b="$man" 'BEGIN{printf "%.4f", a / b}')
+    line="vs-nccl-tests: 256 MiB all_reduce out-of-place, 1 GPU (busbw is 0 on one rank, so algbw): railkit $mar GB/s ($mtr us; ${ar[*]}), nccl-tests $man GB/s ($mtn us; ${an[*]}), ratio railkit/nccl-tests $ratio (nccl-tests $(binfo nccl_tests_version))"
+    if awk -v r="$ratio" 'BEGIN{exit !(r >= 0.99 && r <= 1.01)}'; then note "PASS $line"
+    else fail "$line: more than 1% apart"; fi
+  fi
 fi
-python3 - "$out" <<'PY' | tee -a "$summary"
-import glob, json, sys
-for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
-    try:
-        d = json.load(open(f))
-    except Exception:
-        continue
-    if "results" not in d:
-        continue
-    best = max((r["busbw_GBps"] for r in d["results"]), default=0)
-    wrong = sum(r["wrong"] or 0 for r in d["results"])
-    print("%-28s backend %-5s results %3d  max busbw %8.2f GB/s  wrong %d  %s" % (
-        f.split("/")[-1], d["run"]["backend"], len(d["results"]), best, wrong, d["error"]["message"] if d.get("error") else ""))
-PY
+
+# --- summary -------------------------------------------------------------------------------------------
+per_json=$(py summary "$work")
+[ -z "$per_json" ] || note "$per_json"
+note "untested here: multi-process (mpirun) path, -g >= 2, tuner decisions applied (need >= 2 GPUs)"
+note "time: $SECONDS s (budget $budget s)"
 note "failures: $fails"
 [ "$fails" -eq 0 ]
