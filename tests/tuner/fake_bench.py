@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """A stand-in for railkit-bench in the runner's unit tests (launcher `local`).
 
 Takes railkit-bench's `--label NAME` and `-J FILE` (other arguments are ignored) and, driven by

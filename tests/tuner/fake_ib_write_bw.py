@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """A stand-in for perftest's ib_write_bw (tests of `railkit rdma-loopback` and accept's rdma stage).
 
 Server (no address): starts listening on 127.0.0.1:-p only after 0.8 s (so a client started
