@@ -6,6 +6,8 @@
 #include <limits>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 
 namespace railkit {
@@ -55,6 +57,15 @@ std::string format_number(double v) {
   std::ostringstream os;
   os << v;
   return os.str();
+}
+
+std::string format_duration(double s) {
+  if (s < 0) s = 0;
+  if (s < 10) return fmt::format("{:.1f} s", s);
+  const long t = std::lround(s);
+  if (t < 60) return fmt::format("{} s", t);
+  if (t < 3600) return fmt::format("{} min {:02d} s", t / 60, t % 60);
+  return fmt::format("{} h {:02d} min", t / 3600, (t % 3600) / 60);
 }
 
 }  // namespace railkit

@@ -13,6 +13,9 @@ std::uint64_t parse_size_bytes(std::string_view text, std::string_view what);
 /// Formats bytes with the largest binary unit that divides them: 8 -> "8 B", 65536 -> "64 KiB".
 std::string format_bytes(std::uint64_t bytes);
 
+/// A duration for progress lines: "4.2 s", "12 s", "3 min 05 s", "1 h 02 min".
+std::string format_duration(double seconds);
+
 /// A number as a stream prints it by default (6 significant digits, no trailing zeros): 400, 2.5, 1e+06.
 std::string format_number(double v);
 

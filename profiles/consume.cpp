@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "tuner/tune.hpp"
+#include "profiles/ompi_rules.hpp"
 
 namespace railkit::profiles {
 namespace {
@@ -263,7 +263,7 @@ Rendered ompi_rules(const ProfileDocument& p) {
   for (auto& d : ds) d.config = comment_text(d.config);  // the rules file puts it in a comment
   Rendered r;
   r.text = header_comment(p, "decisions as Open MPI coll/tuned dynamic rules");
-  r.text += tuner::ompi_rules(ds, p.cluster.ranks);
+  r.text += profiles::ompi_rules(ds, p.cluster.ranks);
   return r;
 }
 

@@ -106,13 +106,13 @@ std::map<std::pair<std::string, std::uint64_t>, double> sizes_from(const json& a
 }
 
 json launcher_to_json(const LauncherOptions& l) {
-  return json{{"kind", launcher_name(l.kind)}, {"np", l.np}, {"ppn", l.ppn}, {"hostfile", l.hostfile}, {"args", l.args},
+  return json{{"kind", launch::launcher_name(l.kind)}, {"np", l.np}, {"ppn", l.ppn}, {"hostfile", l.hostfile}, {"args", l.args},
               {"as_root", l.as_root}, {"cpus", l.cpus}};
 }
 
 LauncherOptions launcher_from_json(const json& j) {
   LauncherOptions l;
-  l.kind = parse_launcher(j.at("kind").get<std::string>());
+  l.kind = launch::parse_launcher(j.at("kind").get<std::string>());
   l.np = j.at("np").get<int>();
   l.ppn = j.at("ppn").get<int>();
   l.hostfile = j.at("hostfile").get<std::string>();
@@ -176,7 +176,7 @@ TuneOptions options_from_session(const json& j, const fs::path& dir, BucketWeigh
     o.max_regression = v.at("max_regression").get<double>();
     o.baseline_env = v.at("baseline_env").get<std::map<std::string, std::string>>();
     if (!j.at("dcqcn").is_null()) {
-      DcqcnTarget d;
+      DcqcnOnNodes d;
       d.railkit = j["dcqcn"].at("railkit").get<std::string>();
       d.root = j["dcqcn"].at("root").get<std::string>();
       d.netdevs = j["dcqcn"].at("netdevs").get<std::vector<std::string>>();
@@ -192,12 +192,19 @@ TuneOptions options_from_session(const json& j, const fs::path& dir, BucketWeigh
   return o;
 }
 
+/// A journaled status (ok, failed, timeout). Throws UsageError naming the journal.
+TrialStatus status_from_json(const json& j, const std::string& source) {
+  const auto st = j.is_string() ? parse_trial_status(j.get<std::string>()) : std::nullopt;
+  if (!st || *st == TrialStatus::Interrupted) throw UsageError(source + ": unknown status " + j.dump());
+  return *st;
+}
+
 /// One finished search trial, as journaled.
 struct TrialRec {
   int id = 0;
   Proposal proposal;
   std::string label;
-  std::string status;
+  TrialStatus status = TrialStatus::Interrupted;
   std::optional<double> objective;
   std::map<BucketKey, double> buckets;
   double elapsed_s = 0;
@@ -207,7 +214,7 @@ struct TrialRec {
 struct RunRec {
   int round = 0;
   std::string role;  ///< "baseline" | "candidate-1" ...
-  std::string status;
+  TrialStatus status = TrialStatus::Interrupted;
   std::map<BucketKey, double> buckets;
   std::map<std::pair<std::string, std::uint64_t>, double> sizes;
   std::string backend;
@@ -233,7 +240,7 @@ class Session {
 
  private:
   struct Launched {
-    std::string status;  ///< ok | failed | timeout; "" = interrupted
+    TrialStatus status = TrialStatus::Interrupted;  ///< Interrupted: not recorded
     std::string results_rel;
     std::optional<ResultsDocument> doc;
     std::string error;
@@ -247,7 +254,6 @@ class Session {
   bool restore_dcqcn(std::string& error);
   /// Runs `railkit dcqcn VERB` once per node through the launcher.
   bool run_dcqcn(const std::string& verb, const std::map<std::string, std::string>& values, std::string& error);
-  std::vector<std::string> per_node_prefix() const;
   void say(const std::string& line);
   ProfileDocument make_profile(const std::vector<TrialRec>& trials, const std::vector<Config>& candidates,
                                const std::vector<RunRec>& runs, TuneOutcome& out);
@@ -258,7 +264,7 @@ class Session {
   std::ostream& progress_;
   bool tty_, quiet_;
   fs::path dir_, journal_;
-  LaunchContext ctx_;
+  launch::LaunchContext ctx_;
   bool has_dcqcn_ = false;
   std::optional<ResultsDocument> first_doc_;  ///< a results document of this session, for the cluster facts
 };
@@ -269,41 +275,18 @@ void Session::say(const std::string& line) {
   progress_ << line << "\n" << std::flush;
 }
 
-std::vector<std::string> Session::per_node_prefix() const {
-  const LauncherOptions& l = o_.launcher;
-  std::vector<std::string> a;
-  switch (l.kind) {
-    case LauncherKind::Local:
-      break;
-    case LauncherKind::Mpirun:
-      a = {"mpirun"};
-      if (l.as_root) a.push_back("--allow-run-as-root");
-      if (!l.hostfile.empty()) a.insert(a.end(), {"--hostfile", l.hostfile});
-      a.insert(a.end(), {"--map-by", "ppr:1:node"});
-      a.insert(a.end(), l.args.begin(), l.args.end());
-      break;
-    case LauncherKind::Srun:
-      a = {"srun", "--ntasks-per-node=1"};
-      if (!l.hostfile.empty()) a.insert(a.end(), {"--nodefile", l.hostfile});
-      a.insert(a.end(), l.args.begin(), l.args.end());
-      break;
-  }
-  return a;
-}
-
 bool Session::run_dcqcn(const std::string& verb, const std::map<std::string, std::string>& values, std::string& error) {
-  std::vector<std::string> argv = per_node_prefix();
-  argv.insert(argv.end(), {o_.dcqcn->railkit, "dcqcn", verb, "--root", o_.dcqcn->root});
-  for (const auto& n : o_.dcqcn->netdevs) argv.insert(argv.end(), {"--netdev", n});
-  for (const auto& [k, v] : values) argv.insert(argv.end(), {"--set", k + "=" + v});
+  std::vector<std::string> cmd{o_.dcqcn->railkit, "dcqcn", verb, "--root", o_.dcqcn->root};
+  for (const auto& n : o_.dcqcn->netdevs) cmd.insert(cmd.end(), {"--netdev", n});
+  for (const auto& [k, v] : values) cmd.insert(cmd.end(), {"--set", k + "=" + v});
   LaunchSpec spec;
-  spec.argv = argv;
+  spec.argv = launch::per_node_argv(o_.launcher, cmd);
   spec.stdout_path = dir_ / "dcqcn.log";
   spec.stderr_path = dir_ / "dcqcn.err.log";
   spec.timeout_s = 120;
   const LaunchResult r = run_process(spec, envp_);
   if (r.ok()) return true;
-  error = "railkit dcqcn " + verb + ": " + r.describe() + ": " + telling_stderr_line(file_tail(spec.stderr_path, 20));
+  error = "railkit dcqcn " + verb + ": " + r.describe() + ": " + launch::telling_stderr_line(file_tail(spec.stderr_path, 20));
   return false;
 }
 
@@ -320,16 +303,16 @@ Session::Launched Session::launch(const std::string& base, const std::string& la
   if (has_dcqcn_) {
     std::string err;
     if (!set_dcqcn(s.dcqcn, err)) {
-      out.status = "failed";
+      out.status = TrialStatus::Failed;
       out.error = err;
       return out;
     }
   }
-  SweepConfig c;
+  launch::BenchConfig c;
   c.name = label;
   c.env = s.env;
   c.args = {"-n", std::to_string(iters)};
-  LaunchContext ctx = ctx_;
+  launch::LaunchContext ctx = ctx_;
   ctx.bench_args = o_.bench_args;
   if (validation) {  // data checks on
     (void)take_option(ctx.bench_args, {"-c", "--check"});
@@ -338,7 +321,7 @@ Session::Launched Session::launch(const std::string& base, const std::string& la
   std::function<void(double)> tick;
   if (tty_ && !quiet_)
     tick = [&](double el) { progress_ << "\r\033[K" << head << " running " << format_duration(el) << std::flush; };
-  TrialRun tr = run_config(ctx, c, base, envp_, tick);
+  launch::TrialRun tr = launch::run_config(ctx, c, base, envp_, tick);
   if (tr.launch.end == LaunchResult::End::Interrupted) {
     out.signal = tr.launch.signal;
     return out;
@@ -352,7 +335,7 @@ Session::Launched Session::launch(const std::string& base, const std::string& la
       out.doc = load_results((dir_ / out.results_rel).string());
       if (!first_doc_) first_doc_ = out.doc;
     } catch (const Error& e) {
-      out.status = "failed";
+      out.status = TrialStatus::Failed;
       out.error = e.what();
     }
   }
@@ -383,7 +366,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
       t.proposal.config = config_from_json(sp, line.at("config"), journal_.string() + ": trial " + std::to_string(t.id));
       t.proposal.fidelity = line.at("fidelity").get<int>();
       t.label = line.value("label", "");
-      t.status = line.at("status").get<std::string>();
+      t.status = status_from_json(line.at("status"), journal_.string());
       if (!line.at("objective").is_null()) t.objective = line["objective"].get<double>();
       t.buckets = buckets_from(line.at("buckets"));
       t.elapsed_s = line.value("elapsed_s", 0.0);
@@ -398,7 +381,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
       RunRec r;
       r.round = line.at("round").get<int>();
       r.role = line.at("role").get<std::string>();
-      r.status = line.at("status").get<std::string>();
+      r.status = status_from_json(line.at("status"), journal_.string());
       r.buckets = buckets_from(line.at("buckets"));
       r.sizes = sizes_from(line.at("sizes"));
       r.backend = line.value("backend", "");
@@ -445,7 +428,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
     const Settings s = settings_of(sp, p->config);
     const auto started = utc_now_iso();
     Launched l = launch(fmt::format("trials/t{:04d}", t.id), t.label, s, iters, false, head);
-    if (l.status.empty()) {
+    if (l.status == TrialStatus::Interrupted) {
       out.interrupted_by = l.signal;
       say(head + ": interrupted; not recorded");
       finish_dcqcn();
@@ -457,10 +440,10 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
     std::string why = l.error;
     if (l.doc) {
       t.buckets = bucket_busbw(*l.doc).busbw_GBps;
-      if (t.status == "ok") {
+      if (t.status == TrialStatus::Ok) {
         t.objective = objective_GBps(t.buckets, weights_);
         if (!t.objective) {
-          t.status = "failed";
+          t.status = TrialStatus::Failed;
           const bool zero = std::any_of(t.buckets.begin(), t.buckets.end(), [](const auto& kv) { return !(kv.second > 0); });
           why = zero ? "busbw 0 in a size bucket (with one rank nothing crosses between ranks)"
                      : "its results miss a size bucket of the weights";
@@ -476,7 +459,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
     line["iters"] = iters;
     line["env"] = s.env;
     line["dcqcn"] = s.dcqcn;
-    line["status"] = t.status;
+    line["status"] = name(t.status);
     line["results"] = l.results_rel;
     line["objective"] = t.objective ? ojson(*t.objective) : ojson(nullptr);
     line["buckets"] = buckets_json(t.buckets);
@@ -493,7 +476,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
     }
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::size_t left = total > static_cast<std::size_t>(t.id) ? total - static_cast<std::size_t>(t.id) : 0;
-    std::string msg = fmt::format("{}: {}", head, t.status == "ok" ? fmt_obj(t.objective) : t.status + " (" + why + ")");
+    std::string msg = fmt::format("{}: {}", head, t.status == TrialStatus::Ok ? fmt_obj(t.objective) : std::string(name(t.status)) + " (" + why + ")");
     msg += fmt::format(" | best {} ({})", fmt_obj(best), best.has_value() ? best_label : "-");
     msg += fmt::format(" | {}", format_duration(elapsed));
     if (left > 0 && ran_now > 0) msg += ", ETA <= " + format_duration(elapsed / ran_now * static_cast<double>(left));
@@ -502,7 +485,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
   }
   out.trials_total = static_cast<int>(trials.size());
   out.trials_run = ran_now;
-  for (const auto& t : trials) out.trials_failed += t.status != "ok";
+  for (const auto& t : trials) out.trials_failed += t.status != TrialStatus::Ok;
   if (!best) {
     finish_dcqcn();
     throw Error(ErrorCode::CheckFailed, fmt::format("none of the {} trials succeeded (see {})", trials.size(),
@@ -523,7 +506,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
     for (const auto& k : keys) {
       const TrialRec* w = nullptr;
       for (const auto& t : trials) {
-        if (t.status != "ok") continue;
+        if (t.status != TrialStatus::Ok) continue;
         auto it = t.buckets.find(k);
         if (it != t.buckets.end() && (!w || it->second > w->buckets.at(k))) w = &t;
       }
@@ -558,7 +541,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
         const std::string label = ci == 0 ? "baseline" : config_label(sp, candidates[ci - 1]);
         const std::string head = fmt::format("[validate {}/{}] round {} {} ({})", k, nruns, round, role, label);
         Launched l = launch(fmt::format("validation/r{:02d}-{}", round, role), label, s, viters, true, head);
-        if (l.status.empty()) {
+        if (l.status == TrialStatus::Interrupted) {
           out.interrupted_by = l.signal;
           say(head + ": interrupted; not recorded");
           finish_dcqcn();
@@ -574,7 +557,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
           r.sizes = bv.size_busbw_GBps;
           r.backend = l.doc->run.backend;
           if (l.doc->summary.errors > 0) {
-            r.status = "failed";
+            r.status = TrialStatus::Failed;
             l.error = fmt::format("{} wrong values in the data check", l.doc->summary.errors);
           }
         }
@@ -586,7 +569,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
         line["env"] = s.env;
         line["dcqcn"] = s.dcqcn;
         line["iters"] = viters;
-        line["status"] = r.status;
+        line["status"] = name(r.status);
         line["results"] = l.results_rel;
         line["backend"] = r.backend;
         line["buckets"] = buckets_json(r.buckets);
@@ -594,7 +577,7 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
         line["elapsed_s"] = l.elapsed_s;
         if (!l.error.empty()) line["error"] = l.error;
         append_journal(journal_, line);
-        say(fmt::format("{}: {}", head, r.status == "ok" ? fmt_obj(objective_GBps(r.buckets, weights_)) : r.status + " (" + l.error + ")"));
+        say(fmt::format("{}: {}", head, r.status == TrialStatus::Ok ? fmt_obj(objective_GBps(r.buckets, weights_)) : std::string(name(r.status)) + " (" + l.error + ")"));
         runs.push_back(std::move(r));
       }
     }
@@ -604,11 +587,11 @@ TuneOutcome Session::run(const std::vector<json>& earlier) {
   ProfileDocument prof = make_profile(trials, candidates, runs, out);
   const fs::path ppath = dir_ / "profile.json";
   write_profile(ppath, prof);
-  if (o_.emit_ompi_rules) write_file_atomic(*o_.emit_ompi_rules, ompi_rules(prof.decisions, prof.cluster.ranks));
   append_journal(journal_, ojson{{"type", "done"}, {"profile", "profile.json"}, {"validated", prof.evidence.validated},
                                  {"finished", utc_now_iso()}});
   out.profile = std::move(prof);
   out.profile_path = ppath;
+  out.emit_ompi_rules = o_.emit_ompi_rules;
   return out;
 }
 
@@ -621,7 +604,7 @@ ProfileDocument Session::make_profile(const std::vector<TrialRec>& trials, const
   // ---- cluster
   if (!first_doc_) {  // a resumed session that launched nothing: read a document it wrote before
     for (const auto& t : trials)
-      if (t.status == "ok") {
+      if (t.status == TrialStatus::Ok) {
         const fs::path rp = dir_ / fmt::format("trials/t{:04d}.json", t.id);
         if (fs::exists(rp)) {
           try {
@@ -666,7 +649,7 @@ ProfileDocument Session::make_profile(const std::vector<TrialRec>& trials, const
   auto series = [&](const std::string& role, const BucketKey& k) {
     std::map<int, double> v;
     for (const auto& r : runs)
-      if (r.role == role && r.status == "ok") {
+      if (r.role == role && r.status == TrialStatus::Ok) {
         auto it = r.buckets.find(k);
         if (it != r.buckets.end() && it->second > 0) v[r.round] = it->second;
       }
@@ -700,7 +683,7 @@ ProfileDocument Session::make_profile(const std::vector<TrialRec>& trials, const
   int baseline_rounds = 0, best_rounds = 0;
   bool real_backend = true;
   for (const auto& r : runs) {
-    if (r.status != "ok") continue;
+    if (r.status != TrialStatus::Ok) continue;
     if (r.role == "baseline") ++baseline_rounds;
     if (r.role == "candidate-1") ++best_rounds;
     if (r.backend != "mpi" && r.backend != "nccl") real_backend = false;
@@ -813,7 +796,7 @@ ProfileDocument Session::make_profile(const std::vector<TrialRec>& trials, const
   const std::string env_role = take_best ? "candidate-1" : "baseline";
   std::map<std::pair<std::string, std::uint64_t>, std::vector<double>> per_size;
   for (const auto& r : runs)
-    if (r.role == env_role && r.status == "ok")
+    if (r.role == env_role && r.status == TrialStatus::Ok)
       for (const auto& [k, v] : r.sizes) per_size[k].push_back(v);
   for (const auto& [k, vals] : per_size) {
     if (vals.empty()) continue;
@@ -839,7 +822,7 @@ void check_new_options(const TuneOptions& o) {
     throw UsageError(fmt::format("--max-regression {}: must be in [0, 1)", o.max_regression));
   if (o.timeout_s < 0) throw UsageError(fmt::format("--timeout-s {}: must be >= 0", o.timeout_s));
   o.launcher.validate();
-  check_bench_args(o.bench_args);
+  launch::check_bench_args(o.bench_args, "tune");
   if (::access(o.bench.c_str(), X_OK) != 0 || fs::is_directory(o.bench))
     throw UsageError("--bench " + o.bench + ": not an executable file");
   const bool has_dcqcn = std::any_of(o.space.knobs.begin(), o.space.knobs.end(),
@@ -881,36 +864,6 @@ std::vector<std::string> bench_collectives(const std::vector<std::string>& bench
   return out;
 }
 
-std::string ompi_rules(const std::vector<ProfileDecision>& decisions, int nranks) {
-  // Collective ids of Open MPI's COLLTYPE enum (coll_base_functions.h).
-  static const std::map<std::string, std::pair<int, std::string>> kIds = {
-      {"all_gather", {0, "allgather"}}, {"all_reduce", {2, "allreduce"}}, {"alltoall", {3, "alltoall"}},
-      {"broadcast", {7, "bcast"}},      {"reduce", {11, "reduce"}},       {"reduce_scatter", {12, "reduce_scatter"}}};
-  std::map<int, std::vector<const ProfileDecision*>> by_coll;
-  for (const auto& d : decisions)
-    if (auto it = kIds.find(d.coll); it != kIds.end()) by_coll[it->second.first].push_back(&d);
-  std::string s = "# Open MPI coll/tuned dynamic rules written by railkit " + std::string(kVersion) + "\n";
-  s += "# use: OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_dynamic_rules_filename=<this file>\n";
-  s += fmt::format("{} # number of collectives\n", by_coll.size());
-  for (auto& [id, ds] : by_coll) {
-    std::sort(ds.begin(), ds.end(), [](const ProfileDecision* a, const ProfileDecision* b) { return a->min_bytes < b->min_bytes; });
-    const std::string name = std::find_if(kIds.begin(), kIds.end(), [&](const auto& kv) { return kv.second.first == id; })->second.second;
-    s += fmt::format("{} # collective id ({})\n1 # number of communicator sizes\n{} # communicator size\n", id, name, nranks);
-    s += fmt::format("{} # number of message sizes\n", ds.size());
-    bool first = true;
-    for (const auto* d : ds) {
-      auto get = [&](const std::string& key) {
-        auto it = d->env.find("OMPI_MCA_coll_tuned_" + name + "_algorithm" + key);
-        return it == d->env.end() ? std::string("0") : it->second;
-      };
-      // The first rule starts at 0 so that smaller messages than measured keep the first decision.
-      s += fmt::format("{} {} 0 {} # {} ({})\n", first ? 0 : d->min_bytes, get(""), get("_segmentsize"), d->config,
-                       format_bytes(d->min_bytes));
-      first = false;
-    }
-  }
-  return s;
-}
 
 TuneOutcome run_tune(const TuneOptions& opts, char* const* envp, std::ostream& progress, bool tty, bool quiet) {
   check_new_options(opts);

@@ -13,13 +13,15 @@
 
 #include "core/profile.hpp"
 #include "tuner/space.hpp"
-#include "tuner/sweep.hpp"
+#include "launch/bench_run.hpp"
 #include "tuner/validate.hpp"
 
 namespace railkit::tuner {
 
+using launch::LauncherOptions;
+
 /// Where and how DCQCN knobs are applied: `railkit dcqcn` run once per node through the launcher.
-struct DcqcnTarget {
+struct DcqcnOnNodes {
   std::string railkit;                ///< the railkit executable that nodes run
   std::string root = "/";             ///< --root passed to railkit dcqcn (fixture trees in tests)
   std::vector<std::string> netdevs;   ///< empty = every RoCE netdev of the node
@@ -45,7 +47,7 @@ struct TuneOptions {
   double max_regression = 0.02;
   bool validate = true;                 ///< false: no validation; the profile says validated: false
   std::map<std::string, std::string> baseline_env;  ///< the settings tuned ones must beat (default: none)
-  std::optional<DcqcnTarget> dcqcn;     ///< required when the space has DCQCN knobs
+  std::optional<DcqcnOnNodes> dcqcn;     ///< required when the space has DCQCN knobs
   std::optional<std::string> emit_ompi_rules;       ///< write an Open MPI dynamic rules file here too
   std::string profile_name;             ///< default: the out directory's name
 };
@@ -58,6 +60,7 @@ struct TuneOutcome {
   int interrupted_by = 0;    ///< signal that stopped the session; 0 when it finished
   std::optional<ProfileDocument> profile;
   std::filesystem::path profile_path;
+  std::optional<std::string> emit_ompi_rules;  ///< where the caller writes the Open MPI rules of the profile
   double best_objective_GBps = 0;
   double baseline_objective_GBps = 0;
 };
@@ -79,9 +82,5 @@ std::optional<int> take_iters(std::vector<std::string>& bench_args);
 /// The collectives the bench arguments ask for (--coll; railkit-bench's default when absent).
 std::vector<std::string> bench_collectives(const std::vector<std::string>& bench_args);
 
-/// An Open MPI coll/tuned dynamic rules file (coll_tuned_dynamic_rules_filename format) from the
-/// per-bucket decisions, for `nranks` ranks. Decisions without an algorithm for their collective
-/// give 0 (Open MPI's own choice). Message sizes are railkit-bench's bytes (nccl-tests' size).
-std::string ompi_rules(const std::vector<ProfileDecision>& decisions, int nranks);
 
 }  // namespace railkit::tuner

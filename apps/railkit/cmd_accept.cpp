@@ -1,4 +1,4 @@
-// `railkit accept`: parses the flags into AcceptCli and runs tuner::run_accept.
+// `railkit accept`: parses the flags into AcceptCli and runs accept::run_accept.
 #include <unistd.h>
 
 #include <climits>
@@ -14,7 +14,8 @@
 #include "core/error.hpp"
 #include "core/launch.hpp"
 #include "core/profile.hpp"
-#include "tuner/accept.hpp"
+#include "core/strings.hpp"
+#include "accept/accept.hpp"
 
 extern char** environ;
 
@@ -44,9 +45,9 @@ std::string hostname() {
 }
 
 int run(const AcceptCli& cli) {
-  tuner::AcceptOptions o;
-  o.launcher.kind = tuner::parse_launcher(cli.launcher);
-  if (o.launcher.kind == tuner::LauncherKind::Local)
+  accept::AcceptOptions o;
+  o.launcher.kind = launch::parse_launcher(cli.launcher);
+  if (o.launcher.kind == launch::LauncherKind::Local)
     throw UsageError("--launcher local: acceptance needs several ranks; use mpirun or srun");
   if (!cli.hostfile.empty() && cli.ranks_per_node > 0)
     throw UsageError("--hostfile and --ranks-per-node: give real nodes (--hostfile) or emulated ones (--ranks-per-node)");
@@ -56,7 +57,7 @@ int run(const AcceptCli& cli) {
     std::stringstream ss;
     ss << in.rdbuf();
     const int ppn = cli.ppn > 0 ? cli.ppn : 1;
-    o.nodes = tuner::hostfile_nodes(ss.str(), ppn);
+    o.nodes = accept::hostfile_nodes(ss.str(), ppn);
     o.launcher.hostfile = cli.hostfile;
     o.launcher.ppn = ppn;
     o.launcher.np = static_cast<int>(o.nodes.size()) * ppn;
@@ -66,7 +67,7 @@ int run(const AcceptCli& cli) {
   } else {
     if (cli.np <= 0) throw UsageError("--np: give the rank count (with --ranks-per-node), or --hostfile");
     const int k = cli.ranks_per_node > 0 ? cli.ranks_per_node : (cli.ppn > 0 ? cli.ppn : cli.np);
-    o.nodes = tuner::emulated_nodes(hostname(), cli.np, k);
+    o.nodes = accept::emulated_nodes(hostname(), cli.np, k);
     o.emulated_rpn = k;
     o.launcher.np = cli.np;
   }
@@ -78,12 +79,12 @@ int run(const AcceptCli& cli) {
   o.out_dir = std::filesystem::absolute(cli.out);
   o.junit = cli.junit;
   o.timeout_s = cli.timeout_s;
-  if (!cli.suite.empty()) o.suite = tuner::load_suite(cli.suite);
+  if (!cli.suite.empty()) o.suite = accept::load_suite(cli.suite);
   if (!cli.profile.empty()) o.profile = load_profile(cli.profile);
   for (auto& n : o.nodes)
     if (const auto it = o.suite.topo_roots.find(n.name); it != o.suite.topo_roots.end()) n.topo_root = it->second;
-  (void)tuner::merge_bench_args(o.bench_args, o.emulated_rpn > 0);  // refuses what accept sets itself before anything runs
-  return tuner::run_accept(o, environ, std::cout, std::cerr);
+  (void)accept::merge_bench_args(o.bench_args, o.emulated_rpn > 0);  // refuses what accept sets itself before anything runs
+  return accept::run_accept(o, environ, std::cout, std::cerr);
 }
 
 }  // namespace

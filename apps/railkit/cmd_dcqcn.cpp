@@ -8,7 +8,7 @@
 
 #include "apps/railkit/subcommands.hpp"
 #include "core/error.hpp"
-#include "tuner/dcqcn.hpp"
+#include "fabric/dcqcn.hpp"
 
 namespace railkit::app {
 namespace {
@@ -33,16 +33,16 @@ void add_common(CLI::App& sub, DcqcnCli& o) {
 
 int run_show(const DcqcnCli& o) {
   const SysRoot root{o.root};
-  const auto devs = tuner::find_dcqcn_devices(root, o.netdevs);
+  const auto devs = fabric::find_dcqcn_devices(root, o.netdevs);
   if (o.format == "json")
-    std::cout << tuner::dcqcn_show_json(root, devs).dump(2) << "\n";
+    std::cout << fabric::dcqcn_show_json(root, devs).dump(2) << "\n";
   else
-    std::cout << tuner::dcqcn_show_table(root, devs);
+    std::cout << fabric::dcqcn_show_table(root, devs);
   return 0;
 }
 
-tuner::DcqcnSettings parse_settings(const DcqcnCli& o) {
-  tuner::DcqcnSettings s;
+fabric::DcqcnSettings parse_settings(const DcqcnCli& o) {
+  fabric::DcqcnSettings s;
   for (const auto& kv : o.sets) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
@@ -59,19 +59,19 @@ tuner::DcqcnSettings parse_settings(const DcqcnCli& o) {
 
 int run_apply(const DcqcnCli& o) {
   const SysRoot root{o.root};
-  const tuner::DcqcnSettings s = parse_settings(o);
+  const fabric::DcqcnSettings s = parse_settings(o);
   if (!o.state.empty() && o.netdevs.size() != 1)
     throw UsageError("--state FILE needs exactly one --netdev (each netdev keeps its own originals)");
-  const auto devs = tuner::find_dcqcn_devices(root, o.netdevs);
+  const auto devs = fabric::find_dcqcn_devices(root, o.netdevs);
   if (devs.empty())
     throw UnavailableError(fmt::format("no netdev with DCQCN attributes under {}; nothing to apply to", o.root));
-  std::vector<tuner::DcqcnTarget> targets;
+  std::vector<fabric::DcqcnTarget> targets;
   for (const auto& d : devs)
-    targets.push_back({d, o.state.empty() ? tuner::default_state_file(root, d.netdev) : fs::path(o.state)});
+    targets.push_back({d, o.state.empty() ? fabric::default_state_file(root, d.netdev) : fs::path(o.state)});
   if (o.dry_run) {
-    tuner::check_dcqcn(devs, s);
+    fabric::check_dcqcn(devs, s);
     for (const auto& t : targets) {
-      const auto now = tuner::read_dcqcn(root, t.device);
+      const auto now = fabric::read_dcqcn(root, t.device);
       for (const auto& [name, value] : s.values)
         std::cout << fmt::format("{}: would set {} {} -> {}\n", t.device.netdev, name, now.at(name), value);
       for (int p : s.enable_priorities)
@@ -79,13 +79,13 @@ int run_apply(const DcqcnCli& o) {
     }
     return 0;
   }
-  const auto changes = tuner::apply_dcqcn(root, targets, s, o.inject_write_failure);
+  const auto changes = fabric::apply_dcqcn(root, targets, s, o.inject_write_failure);
   for (const auto& t : targets) {
     std::string line;
     for (const auto& c : changes)
       if (c.netdev == t.device.netdev)
         line += fmt::format("{}{} {} -> {}", line.empty() ? "" : ", ", c.name, c.before, c.after);
-    std::cout << fmt::format("{} ({}): set {}; originals in {}\n", t.device.netdev, tuner::layout_name(t.device.layout),
+    std::cout << fmt::format("{} ({}): set {}; originals in {}\n", t.device.netdev, fabric::layout_name(t.device.layout),
                              line, t.state_file.string());
   }
   return 0;
@@ -98,9 +98,9 @@ int run_restore(const DcqcnCli& o) {
     if (!o.netdevs.empty()) throw UsageError("give --state FILE or --netdev, not both");
     files.push_back(o.state);
   } else if (!o.netdevs.empty()) {
-    for (const auto& nd : o.netdevs) files.push_back(tuner::default_state_file(root, nd));
+    for (const auto& nd : o.netdevs) files.push_back(fabric::default_state_file(root, nd));
   } else {
-    files = tuner::dcqcn_state_files(root);
+    files = fabric::dcqcn_state_files(root);
     if (files.empty()) {
       std::cout << fmt::format("nothing to restore: no state file in {}\n",
                                (root / "run/railkit/dcqcn").string());
@@ -108,7 +108,7 @@ int run_restore(const DcqcnCli& o) {
     }
   }
   for (const auto& f : files) {
-    const auto r = tuner::restore_dcqcn(f);
+    const auto r = fabric::restore_dcqcn(f);
     if (!r)
       std::cout << fmt::format("nothing to restore: {} does not exist\n", f.string());
     else

@@ -14,7 +14,7 @@
 #include "core/units.hpp"
 #include "topology/analyze.hpp"
 #include "topology/probe.hpp"
-#include "tuner/rdma_loopback.hpp"
+#include "fabric/rdma_loopback.hpp"
 
 extern char** environ;
 
@@ -45,7 +45,7 @@ void emit(const RdmaLoopbackCli& cli, const nlohmann::ordered_json& doc, const s
 }
 
 int run(const RdmaLoopbackCli& cli) {
-  tuner::LoopbackOptions o;
+  fabric::LoopbackOptions o;
   o.root = cli.root;
   o.duration_s = cli.duration_s;
   o.size_bytes = parse_size_bytes(cli.size, "--size");
@@ -53,17 +53,17 @@ int run(const RdmaLoopbackCli& cli) {
   o.base_port = cli.base_port;
   if (!cli.out.empty()) check_writable(cli.out, "--out");
   if (!cli.numactl.empty()) {
-    o.numactl = tuner::find_program(cli.numactl, environ);
+    o.numactl = fabric::find_program(cli.numactl, environ);
     if (o.numactl.empty()) throw UsageError("--numactl " + cli.numactl + ": not an executable file");
   } else {
-    o.numactl = tuner::find_program("numactl", environ);  // optional: without it nothing is pinned
+    o.numactl = fabric::find_program("numactl", environ);  // optional: without it nothing is pinned
   }
 
   topo::Topology t = topo::probe_node(topo::ProbeOptions{o.root, std::nullopt, false});
   topo::compute_paths(t);
   topo::assign_rails(t);  // which GPU each NIC serves
   const auto unavailable = [&](const std::string& reason) {
-    nlohmann::ordered_json doc = tuner::loopback_json(t.host, {}, o);
+    nlohmann::ordered_json doc = fabric::loopback_json(t.host, {}, o);
     doc["status"] = "unavailable";
     doc["reason"] = reason;
     emit(cli, doc, "");
@@ -72,16 +72,16 @@ int run(const RdmaLoopbackCli& cli) {
   if (t.nics.empty())
     throw unavailable(fmt::format("no RDMA device under {}", (o.root / "sys/class/infiniband").string()));
   const std::string want = !cli.ib_write_bw.empty() ? cli.ib_write_bw : env_value(environ, "RAILKIT_IB_WRITE_BW");
-  o.ib_write_bw = tuner::find_program(want.empty() ? "ib_write_bw" : want, environ);
+  o.ib_write_bw = fabric::find_program(want.empty() ? "ib_write_bw" : want, environ);
   if (o.ib_write_bw.empty())
     throw unavailable(want.empty() ? "ib_write_bw not found in PATH: install perftest (Debian package perftest)"
                                    : fmt::format("ib_write_bw {}: not an executable file: install perftest (Debian "
                                                  "package perftest) or fix the path", want));
 
-  std::vector<tuner::NicLoopback> nics = tuner::plan_loopback(t, o);
+  std::vector<fabric::NicLoopback> nics = fabric::plan_loopback(t, o);
   const fs::path logs = cli.out.empty() ? fs::temp_directory_path() / fmt::format("railkit-rdma-loopback-{}", ::getpid())
                                         : fs::path(cli.out).replace_extension(".logs");
-  const int sig = tuner::run_loopback(nics, o, environ, logs);
+  const int sig = fabric::run_loopback(nics, o, environ, logs);
   if (cli.out.empty()) {
     std::error_code ec;
     fs::remove_all(logs, ec);
@@ -90,9 +90,9 @@ int run(const RdmaLoopbackCli& cli) {
     std::cerr << fmt::format("railkit rdma-loopback: interrupted by signal {}\n", sig);
     return 128 + sig;
   }
-  nlohmann::ordered_json doc = tuner::loopback_json(t.host, nics, o);
+  nlohmann::ordered_json doc = fabric::loopback_json(t.host, nics, o);
   doc["status"] = "ran";
-  emit(cli, doc, tuner::render_loopback_table(nics));
+  emit(cli, doc, fabric::render_loopback_table(nics));
   return 0;
 }
 

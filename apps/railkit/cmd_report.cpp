@@ -1,16 +1,16 @@
-// `railkit report`: parses the flags into ReportOptions and runs tuner::run_report.
+// `railkit report`: parses the flags into ReportOptions and runs sweep::run_report.
 #include <iostream>
 #include <memory>
 
 #include "apps/railkit/subcommands.hpp"
-#include "tuner/report.hpp"
+#include "sweep/report.hpp"
 
 extern char** environ;
 
 namespace railkit::app {
 
 std::function<int()> setup_report(CLI::App& app) {
-  auto o = std::make_shared<tuner::ReportOptions>();
+  auto o = std::make_shared<sweep::ReportOptions>();
   app.add_option("inputs", o->inputs, "results documents (railkit-bench -J) or `railkit sweep --out` directories")
       ->required();
   app.add_option("--format", o->format, "table | markdown | csv")
@@ -20,7 +20,7 @@ std::function<int()> setup_report(CLI::App& app) {
   app.add_option("--plot", o->plot, "also draw busbw against size into FILE.png or FILE.svg (python3-matplotlib)");
   app.add_option("--python", o->python, "Python interpreter for the plot (default: /usr/bin/python3, else python3)");
   app.add_option("--plot-script", o->plot_script, "plot script (default: scripts/plot_results.py)");
-  return [o] { return tuner::run_report(*o, environ, std::cout); };
+  return [o] { return sweep::run_report(*o, environ, std::cout); };
 }
 
 }  // namespace railkit::app

@@ -1,4 +1,4 @@
-// `railkit sweep`: parses the flags into SweepCli and runs tuner::run_sweep, then prints the comparison.
+// `railkit sweep`: parses the flags into SweepCli and runs sweep::run_sweep, then prints the comparison.
 #include <unistd.h>
 
 #include <iostream>
@@ -15,9 +15,9 @@
 #include "core/launch.hpp"
 #include "topology/analyze.hpp"
 #include "topology/probe.hpp"
-#include "tuner/compare.hpp"
-#include "tuner/report.hpp"
-#include "tuner/sweep.hpp"
+#include "sweep/compare.hpp"
+#include "sweep/report.hpp"
+#include "sweep/sweep.hpp"
 
 extern char** environ;
 
@@ -42,9 +42,9 @@ struct SweepCli {
 };
 
 int run(const SweepCli& cli) {
-  tuner::SweepOptions o;
-  std::vector<tuner::Factor> factors;
-  if (!cli.matrix.empty()) factors.push_back(tuner::load_matrix(cli.matrix));
+  sweep::SweepOptions o;
+  std::vector<sweep::Factor> factors;
+  if (!cli.matrix.empty()) factors.push_back(sweep::load_matrix(cli.matrix));
   for (const auto& p : cli.presets) {
     std::optional<topo::Topology> topo;
     if (p == "rails") {
@@ -53,10 +53,10 @@ int run(const SweepCli& cli) {
       topo = topo::probe_node(po);
       topo::analyze(*topo, topo::LintOptions{});
     }
-    for (auto& f : tuner::preset_factors(p, topo ? &*topo : nullptr)) factors.push_back(std::move(f));
+    for (auto& f : sweep::preset_factors(p, topo ? &*topo : nullptr)) factors.push_back(std::move(f));
   }
-  for (const auto& a : cli.axes) factors.push_back(tuner::parse_axis(a));
-  o.configs = tuner::expand(factors);
+  for (const auto& a : cli.axes) factors.push_back(sweep::parse_axis(a));
+  o.configs = sweep::expand(factors);
 
   o.launcher = launcher_options(cli.launch);
   o.bench = bench_path(cli.launch);
@@ -69,7 +69,7 @@ int run(const SweepCli& cli) {
   o.kill_grace_s = cli.kill_grace_s;
   o.baseline = cli.baseline;
 
-  const tuner::SweepOutcome res = tuner::run_sweep(o, environ, std::cerr, ::isatty(STDERR_FILENO) == 1);
+  const sweep::SweepOutcome res = sweep::run_sweep(o, environ, std::cerr, ::isatty(STDERR_FILENO) == 1);
   const std::string sweep_json = (std::filesystem::path(cli.out) / "sweep.json").string();
   if (res.interrupted_by != 0) {
     std::cerr << fmt::format("railkit sweep: interrupted; {} finished configurations are in {}; continue with --resume\n",
@@ -77,17 +77,17 @@ int run(const SweepCli& cli) {
     return 128 + res.interrupted_by;
   }
 
-  auto inputs = tuner::sweep_inputs(cli.out, res.doc);
-  const bool any_results = std::any_of(inputs.begin(), inputs.end(), [](const tuner::CompareInput& in) {
+  auto inputs = sweep::sweep_inputs(cli.out, res.doc);
+  const bool any_results = std::any_of(inputs.begin(), inputs.end(), [](const sweep::CompareInput& in) {
     return in.doc && !in.doc->results.empty();
   });
   if (any_results) {
-    std::cout << tuner::render_comparison(tuner::compare(std::move(inputs), res.doc.baseline), cli.format) << std::flush;
+    std::cout << sweep::render_comparison(sweep::compare(std::move(inputs), res.doc.baseline), cli.format) << std::flush;
   } else {
     std::cout << "no configuration produced results: nothing to compare\n";
   }
   int bad = 0;
-  for (const auto& r : res.doc.configs) bad += r.status != "ok";
+  for (const auto& r : res.doc.configs) bad += r.status != TrialStatus::Ok;
   if (bad > 0) {
     std::cerr << fmt::format("railkit sweep: {} of {} configurations failed or timed out (see {})\n", bad,
                              res.doc.configs.size(), sweep_json);

@@ -17,6 +17,7 @@
 #include "core/launch.hpp"
 #include "core/tunables.hpp"
 #include "core/units.hpp"
+#include "profiles/ompi_rules.hpp"
 #include "tuner/strategy.hpp"
 #include "tuner/tune.hpp"
 
@@ -172,7 +173,7 @@ int run(const TuneCli& cli) {
       o.baseline_env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     if (!cli.dcqcn_root.empty()) {
-      tuner::DcqcnTarget d;
+      tuner::DcqcnOnNodes d;
       d.railkit = sibling_program("", "railkit", "");
       d.root = std::filesystem::absolute(cli.dcqcn_root).string();
       d.netdevs = cli.netdevs;
@@ -192,6 +193,8 @@ int run(const TuneCli& cli) {
                              res.trials_total, cli.resume.empty() ? cli.out : cli.resume);
     return 128 + res.interrupted_by;
   }
+  if (res.profile && res.emit_ompi_rules)
+    write_file_atomic(*res.emit_ompi_rules, profiles::ompi_rules(res.profile->decisions, res.profile->cluster.ranks));
   print_verdict(res);
   return 0;
 }

@@ -3,10 +3,10 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <sstream>
 
 #include "core/error.hpp"
 #include "core/launch.hpp"
+#include "core/strings.hpp"
 
 namespace railkit::app {
 
@@ -22,16 +22,9 @@ void add_launcher_flags(CLI::App& app, LauncherCli& cli) {
   app.add_option("--bench", cli.bench, "railkit-bench to run (default: the one next to railkit)");
 }
 
-std::vector<std::string> split_ws(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-tuner::LauncherOptions launcher_options(const LauncherCli& cli) {
-  tuner::LauncherOptions l;
-  l.kind = tuner::parse_launcher(cli.launcher);
+launch::LauncherOptions launcher_options(const LauncherCli& cli) {
+  launch::LauncherOptions l;
+  l.kind = launch::parse_launcher(cli.launcher);
   l.np = cli.np;
   l.ppn = cli.ppn;
   l.hostfile = cli.hostfile;

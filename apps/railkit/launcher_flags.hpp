@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/sweep.hpp"
+#include "launch/launcher.hpp"
 
 namespace railkit::app {
 
@@ -24,7 +24,7 @@ struct LauncherCli {
 void add_launcher_flags(CLI::App& app, LauncherCli& cli);
 
 /// The launcher options (as_root and cpus from this machine). Throws UsageError.
-tuner::LauncherOptions launcher_options(const LauncherCli& cli);
+launch::LauncherOptions launcher_options(const LauncherCli& cli);
 
 /// `flag_value` when given, else the program `name` next to the running railkit. Throws
 /// UsageError naming `flag` when that is not executable.
@@ -32,8 +32,5 @@ std::string sibling_program(const std::string& flag_value, const char* name, con
 
 /// --bench, or the railkit-bench next to this railkit. Throws UsageError when that is missing.
 std::string bench_path(const LauncherCli& cli);
-
-/// Splits at whitespace.
-std::vector<std::string> split_ws(const std::string& s);
 
 }  // namespace railkit::app

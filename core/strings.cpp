@@ -1,0 +1,46 @@
+#include "core/strings.hpp"
+
+#include <charconv>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace railkit {
+
+std::string slug(std::string_view name) {
+  std::string s;
+  for (char c : name) {
+    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '=';
+    s += keep ? c : '_';
+    if (s.size() >= 80) break;
+  }
+  if (s.empty() || s[0] == '.') s.insert(s.begin(), '_');
+  return s;
+}
+
+std::optional<long long> to_int(std::string_view text) {
+  long long v = 0;
+  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> to_double(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  const std::string s(text);
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) return std::nullopt;
+  return v;
+}
+
+long long parse_int(std::string_view what, std::string_view text, long long lo, long long hi) {
+  const auto v = to_int(text);
+  if (!v) throw UsageError(fmt::format("{} '{}': expected an integer", what, text));
+  if (*v < lo || *v > hi) throw UsageError(fmt::format("{} '{}': must be between {} and {}", what, text, lo, hi));
+  return *v;
+}
+
+}  // namespace railkit

@@ -1,0 +1,88 @@
+#pragma once
+// Text helpers every folder shares: split, join, trim, lower case, file-name-safe names, and
+// integer parsing with a clear error. The inline ones need nothing but the standard library
+// (the NCCL tuner plugin uses them without linking railkit::core).
+#include <cctype>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace railkit {
+
+/// The fields of `s` between `sep`s, empty ones included ("a,,b" -> a, "", b; "" -> one "").
+inline std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0;;) {
+    const std::size_t at = s.find(sep, start);
+    out.emplace_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return out;
+    start = at + 1;
+  }
+}
+
+/// The non-empty fields of `s` between `sep`s ("a,,b," -> a, b).
+inline std::vector<std::string> split_nonempty(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  for (std::string& f : split(s, sep))
+    if (!f.empty()) out.push_back(std::move(f));
+  return out;
+}
+
+/// The words of `s` (separated by any whitespace).
+inline std::vector<std::string> split_ws(std::string_view s) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    std::size_t j = i;
+    while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    if (j > i) out.emplace_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+/// `s` without leading and trailing whitespace (and NUL bytes, which sysfs files can end with).
+inline std::string_view trim(std::string_view s) {
+  const auto blank = [](char c) { return c == '\0' || std::isspace(static_cast<unsigned char>(c)); };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+/// The items' text joined with `sep` between them (anything std::string can be built from).
+template <typename Range>
+std::string join(const Range& items, std::string_view sep) {
+  std::string out;
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) out += sep;
+    out += std::string_view(item);
+    first = false;
+  }
+  return out;
+}
+
+/// ASCII lower case.
+inline std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// A file-name-safe form of a name (letters, digits, '.', '_', '-', '='; everything else '_'),
+/// at most 80 characters, never starting with '.'.
+std::string slug(std::string_view name);
+
+/// The whole of `text` as a decimal integer, or nullopt (no sign games: "+1", " 1", "1x" fail).
+std::optional<long long> to_int(std::string_view text);
+/// The whole of `text` as a number, or nullopt.
+std::optional<double> to_double(std::string_view text);
+
+/// `text` as an integer in [lo, hi]. Throws UsageError "WHAT 'TEXT': expected an integer" or
+/// "...: must be between LO and HI", naming the input.
+long long parse_int(std::string_view what, std::string_view text, long long lo, long long hi);
+
+}  // namespace railkit

@@ -1,0 +1,619 @@
+#include "fabric/dcqcn.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/atomic_file.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/tunables.hpp"
+#include "topology/sysfs.hpp"
+
+namespace railkit::fabric {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kStateSchema = "railkit.dcqcn-state/1";
+constexpr std::string_view kShowSchema = "railkit.dcqcn/1";
+constexpr std::string_view kSides[] = {"roce_rp", "roce_np"};
+constexpr int kPriorities = 8;
+constexpr std::size_t kMaxValueBytes = 4096;
+
+// MLNX_OFED sysfs name (tunable name) -> upstream debugfs cc_params file.
+constexpr std::pair<std::string_view, std::string_view> kDebugfsNames[] = {
+    {"roce_rp.rpg_time_reset", "rp_time_reset"},
+    {"roce_rp.rpg_byte_reset", "rp_byte_reset"},
+    {"roce_rp.rpg_threshold", "rp_threshold"},
+    {"roce_rp.rpg_ai_rate", "rp_ai_rate"},
+    {"roce_rp.rpg_hai_rate", "rp_hai_rate"},
+    {"roce_rp.rpg_max_rate", "rp_max_rate"},
+    {"roce_rp.rpg_min_dec_fac", "rp_min_dec_fac"},
+    {"roce_rp.rpg_min_rate", "rp_min_rate"},
+    {"roce_rp.rpg_gd", "rp_gd"},
+    {"roce_rp.rate_to_set_on_first_cnp", "rp_rate_to_set_on_first_cnp"},
+    {"roce_rp.dce_tcp_g", "rp_dce_tcp_g"},
+    {"roce_rp.dce_tcp_rtt", "rp_dce_tcp_rtt"},
+    {"roce_rp.rate_reduce_monitor_period", "rp_rate_reduce_monitor_period"},
+    {"roce_rp.initial_alpha_value", "rp_initial_alpha_value"},
+    {"roce_rp.clamp_tgt_rate", "rp_clamp_tgt_rate"},
+    {"roce_rp.clamp_tgt_rate_after_time_inc", "rp_clamp_tgt_rate_ati"},
+    {"roce_np.min_time_between_cnps", "np_min_time_between_cnps"},
+    {"roce_np.cnp_dscp", "np_cnp_dscp"},
+    {"roce_np.cnp_802p_prio", "np_cnp_prio"},
+};
+
+bool is_dcqcn_tunable(const Tunable* t) { return t && t->scope == TunableScope::Dcqcn; }
+
+/// "roce_rp" for roce_rp.<attr>, "roce_np" for roce_np.<attr>, else "".
+std::string_view side_of(std::string_view name) {
+  if (name.starts_with(kDcqcnRpPrefix)) return "roce_rp";
+  if (name.starts_with(kDcqcnNpPrefix)) return "roce_np";
+  return "";
+}
+
+bool is_enable_name(std::string_view name) {
+  for (auto side : kSides)
+    for (int p = 0; p < kPriorities; ++p)
+      if (name == dcqcn_enable_name(side, p)) return true;
+  return false;
+}
+
+std::optional<std::int64_t> as_int(std::string_view v) {
+  std::int64_t x = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || p != v.data() + v.size()) return std::nullopt;
+  return x;
+}
+
+/// Whether a read-back value means the same as the value written ("0100" reads as 100).
+bool same_value(std::string_view a, std::string_view b) {
+  const auto x = as_int(a);
+  const auto y = as_int(b);
+  if (x && y) return *x == *y;
+  return a == b;
+}
+
+std::string trim(std::string s) {
+  const auto ws = [](unsigned char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\0'; };
+  while (!s.empty() && ws(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t b = 0;
+  while (b < s.size() && ws(static_cast<unsigned char>(s[b]))) ++b;
+  return s.substr(b);
+}
+
+std::string errno_reason(int err) {
+  std::string r = std::strerror(err);
+  if ((err == EACCES || err == EPERM) && ::geteuid() != 0) r += " (writing DCQCN attributes needs root)";
+  return r;
+}
+
+/// The trimmed content of a small file, or the reason it could not be read.
+struct ReadResult {
+  std::optional<std::string> value;
+  std::string reason;
+};
+
+ReadResult read_value(const fs::path& abs) {
+  const int fd = ::open(abs.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {std::nullopt, std::strerror(errno)};
+  std::string data;
+  char buf[512];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return {std::nullopt, std::strerror(err)};
+    }
+    if (n == 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+    if (data.size() > kMaxValueBytes) {
+      ::close(fd);
+      return {std::nullopt, "longer than a DCQCN attribute"};
+    }
+  }
+  ::close(fd);
+  return {trim(std::move(data)), ""};
+}
+
+/// Writes "value\n" in place with one write() (sysfs takes an attribute in one write and cannot be
+/// renamed over); "" on success, else the reason.
+std::string write_value(const fs::path& abs, const std::string& value) {
+  const int fd = ::open(abs.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return errno_reason(errno);
+  const std::string data = value + "\n";
+  ssize_t n = 0;
+  do {
+    n = ::write(fd, data.data(), data.size());
+  } while (n < 0 && errno == EINTR);
+  int err = n < 0 ? errno : 0;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) return errno_reason(err);
+  if (static_cast<std::size_t>(n) != data.size()) return "short write";
+  return "";
+}
+
+/// Writes and reads back; "" on success, else the reason.
+std::string write_verified(const fs::path& abs, const std::string& value) {
+  if (auto why = write_value(abs, value); !why.empty()) return why;
+  const auto back = read_value(abs);
+  if (!back.value) return "cannot read it back: " + back.reason;
+  if (!same_value(*back.value, value)) return fmt::format("wrote {} but it reads back {}", value, *back.value);
+  return "";
+}
+
+/// The value to write: integers in canonical decimal ("+5" -> "5", "true" -> "1").
+std::string canonical_value(const std::string& name, const std::string& value) {
+  if (const Tunable* t = find_tunable(name))
+    if (auto x = tunable_int(*t, value)) return std::to_string(*x);
+  return value;
+}
+
+/// A path relative to the root that stays inside it (no "..", not absolute).
+bool contained(const fs::path& rel) {
+  if (rel.empty() || rel.is_absolute()) return false;
+  return std::none_of(rel.begin(), rel.end(), [](const fs::path& c) { return c == ".."; });
+}
+
+// ---- state files
+
+struct StateEntry {
+  std::string name;
+  fs::path path;  ///< relative to the root
+  std::string old;
+};
+
+struct State {
+  fs::path root;  ///< absolute
+  std::string netdev;
+  std::string layout;
+  std::string created;
+  std::vector<StateEntry> entries;
+};
+
+fs::path absolute_root(const SysRoot& root) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(root.dir), ec);
+  return ec ? fs::absolute(root.dir) : p;
+}
+
+nlohmann::ordered_json state_json(const State& s) {
+  nlohmann::ordered_json j;
+  j["schema"] = kStateSchema;
+  j["created"] = s.created;
+  j["root"] = s.root.string();
+  j["netdev"] = s.netdev;
+  j["layout"] = s.layout;
+  j["entries"] = nlohmann::ordered_json::array();
+  for (const auto& e : s.entries) j["entries"].push_back({{"name", e.name}, {"path", e.path.string()}, {"old", e.old}});
+  return j;
+}
+
+State load_state(const fs::path& file) {
+  const std::string where = file.string();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(file));
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("{}: not a DCQCN state file: {}", where, e.what()));
+  }
+  auto str = [&](const nlohmann::json& o, const char* key) {
+    if (!o.is_object() || !o.contains(key) || !o[key].is_string())
+      throw UsageError(fmt::format("{}: not a DCQCN state file: '{}' missing or not a string", where, key));
+    return o[key].get<std::string>();
+  };
+  if (str(j, "schema") != kStateSchema)
+    throw UsageError(fmt::format("{}: schema '{}' is not {}", where, str(j, "schema"), kStateSchema));
+  State s;
+  s.root = str(j, "root");
+  s.netdev = str(j, "netdev");
+  s.layout = str(j, "layout");
+  s.created = j.contains("created") && j["created"].is_string() ? j["created"].get<std::string>() : "";
+  if (!s.root.is_absolute()) throw UsageError(fmt::format("{}: root '{}' is not absolute", where, s.root.string()));
+  if (!j.contains("entries") || !j["entries"].is_array())
+    throw UsageError(fmt::format("{}: not a DCQCN state file: 'entries' missing or not a list", where));
+  for (const auto& e : j["entries"]) {
+    StateEntry x{str(e, "name"), str(e, "path"), str(e, "old")};
+    if (!is_dcqcn_tunable(find_tunable(x.name)) && !is_enable_name(x.name))
+      throw UsageError(fmt::format("{}: '{}' is not a DCQCN attribute", where, x.name));
+    if (!contained(x.path))
+      throw UsageError(fmt::format("{}: {}: path '{}' leaves the root", where, x.name, x.path.string()));
+    if (x.old.empty() || x.old.find('\n') != std::string::npos || x.old.size() > kMaxValueBytes)
+      throw UsageError(fmt::format("{}: {}: saved value '{}' is not a single line", where, x.name, x.old));
+    s.entries.push_back(std::move(x));
+  }
+  return s;
+}
+
+// ---- layout detection
+
+std::optional<DcqcnDevice> detect(const topo::SysfsReader& rd, const std::string& netdev) {
+  const fs::path nd = fs::path("sys/class/net") / netdev;
+  DcqcnDevice d;
+  d.netdev = netdev;
+  if (auto dev = rd.resolve(nd / "device")) d.pci_bdf = dev->filename().string();
+
+  // MLNX_OFED sysfs: ecn/roce_rp|roce_np, attributes directly there or under params/.
+  bool mlnx = false;
+  for (auto side : kSides) {
+    const fs::path sdir = nd / "ecn" / side;
+    if (!rd.exists(sdir)) continue;
+    mlnx = true;
+    for (const auto& t : tunables()) {
+      if (t.scope != TunableScope::Dcqcn || side_of(t.name) != side) continue;
+      const std::string attr(t.name.substr(side.size() + 1));
+      for (const fs::path& f : {sdir / attr, sdir / "params" / attr}) {
+        if (auto r = rd.resolve(f)) {
+          d.files.emplace(std::string(t.name), *r);
+          break;
+        }
+      }
+    }
+    for (int p = 0; p < kPriorities; ++p)
+      if (auto r = rd.resolve(sdir / "enable" / std::to_string(p))) d.files.emplace(dcqcn_enable_name(side, p), *r);
+  }
+  if (mlnx) {
+    d.layout = DcqcnLayout::Mlnx;
+    d.dir = rd.resolve(nd / "ecn").value_or(nd / "ecn");
+    return d;
+  }
+
+  // Upstream mlx5 debugfs: cc_params of the netdev's PCI function.
+  if (d.pci_bdf.empty()) return std::nullopt;
+  const auto cc = rd.resolve(fs::path("sys/kernel/debug/mlx5") / d.pci_bdf / "cc_params");
+  if (!cc) return std::nullopt;
+  d.layout = DcqcnLayout::Debugfs;
+  d.dir = *cc;
+  for (const auto& [name, file] : kDebugfsNames)
+    if (auto r = rd.resolve(*cc / file)) d.files.emplace(std::string(name), *r);
+  return d;
+}
+
+// ---- apply
+
+/// One planned write.
+struct Planned {
+  std::size_t target;
+  std::string name;
+  fs::path file;  ///< relative to the root
+  std::string value;
+  std::string before;
+};
+
+/// Saves the values of `plan` for target `t` into its state file, keeping an existing one's entries.
+void save_state(const SysRoot& root, const DcqcnTarget& t, const std::vector<Planned>& plan, std::size_t ti) {
+  State s;
+  std::error_code ec;
+  if (fs::exists(t.state_file, ec)) {
+    s = load_state(t.state_file);
+    const fs::path want_root = absolute_root(root);
+    if (s.netdev != t.device.netdev || s.layout != layout_name(t.device.layout) || s.root != want_root)
+      throw UsageError(fmt::format("{} holds the originals of {} ({}, root {}), not of {} ({}, root {}); restore it "
+                                   "first or give another --state",
+                                   t.state_file.string(), s.netdev, s.layout, s.root.string(), t.device.netdev,
+                                   layout_name(t.device.layout), want_root.string()));
+  } else {
+    s.root = absolute_root(root);
+    s.netdev = t.device.netdev;
+    s.layout = std::string(layout_name(t.device.layout));
+    s.created = utc_now_iso();
+  }
+  std::set<std::string> saved;
+  for (const auto& e : s.entries) saved.insert(e.name);
+  bool added = false;
+  for (const auto& p : plan) {
+    if (p.target != ti || saved.count(p.name)) continue;
+    s.entries.push_back({p.name, p.file, p.before});
+    saved.insert(p.name);
+    added = true;
+  }
+  if (!added && fs::exists(t.state_file, ec)) return;
+  if (!t.state_file.parent_path().empty()) {
+    fs::create_directories(t.state_file.parent_path(), ec);
+    if (ec)
+      throw IoError(fmt::format("cannot create {} for the DCQCN state: {}", t.state_file.parent_path().string(),
+                                ec.message()));
+  }
+  write_file_atomic(t.state_file, state_json(s).dump(2) + "\n");
+}
+
+}  // namespace
+
+std::string_view layout_name(DcqcnLayout l) noexcept { return l == DcqcnLayout::Mlnx ? "mlnx-sysfs" : "debugfs"; }
+
+std::string_view debugfs_name(std::string_view tunable) noexcept {
+  for (const auto& [name, file] : kDebugfsNames)
+    if (name == tunable) return file;
+  return "";
+}
+
+std::string dcqcn_enable_name(std::string_view side, int prio) { return fmt::format("{}.enable.{}", side, prio); }
+
+std::vector<DcqcnDevice> find_dcqcn_devices(const SysRoot& root, const std::vector<std::string>& netdevs) {
+  topo::SysfsReader rd(root);
+  std::vector<DcqcnDevice> out;
+  if (netdevs.empty()) {
+    for (const auto& nd : rd.list("sys/class/net"))
+      if (auto d = detect(rd, nd)) out.push_back(std::move(*d));
+    return out;
+  }
+  for (const auto& nd : netdevs) {
+    if (nd.empty() || nd.find('/') != std::string::npos || nd == "." || nd == "..")
+      throw UsageError(fmt::format("--netdev '{}' is not a netdev name", nd));
+    if (!rd.exists(fs::path("sys/class/net") / nd))
+      throw UsageError(fmt::format("no netdev {} under {}", nd, (root / "sys/class/net").string()));
+    auto d = detect(rd, nd);
+    if (!d) {
+      const auto dev = rd.resolve(fs::path("sys/class/net") / nd / "device");
+      throw UnavailableError(fmt::format(
+          "{} has no DCQCN attributes: neither sys/class/net/{}/ecn/roce_rp|roce_np (MLNX_OFED) nor "
+          "sys/kernel/debug/mlx5/{}/cc_params (upstream mlx5; debugfs needs root and a mounted debugfs) under {}",
+          nd, nd, dev ? dev->filename().string() : "<pci-bdf>", root.dir.string()));
+    }
+    out.push_back(std::move(*d));
+  }
+  return out;
+}
+
+std::map<std::string, std::string> read_dcqcn(const SysRoot& root, const DcqcnDevice& d) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, file] : d.files) {
+    auto r = read_value(root / file);
+    if (!r.value) throw IoError(fmt::format("cannot read {} ({}): {}", (root / file).string(), name, r.reason));
+    out.emplace(name, std::move(*r.value));
+  }
+  return out;
+}
+
+fs::path default_state_file(const SysRoot& root, const std::string& netdev) {
+  return root / "run/railkit/dcqcn" / (netdev + ".json");
+}
+
+std::vector<fs::path> dcqcn_state_files(const SysRoot& root) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(root / "run/railkit/dcqcn", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".json" && it->is_regular_file(ec)) out.push_back(it->path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> dcqcn_problems(const DcqcnDevice& d, const DcqcnSettings& s) {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : s.values) {
+    const Tunable* t = find_tunable(name);
+    if (!is_dcqcn_tunable(t)) {
+      out.push_back(fmt::format("{}: not a DCQCN attribute (roce_rp.<attr> or roce_np.<attr> of the tunables table)",
+                                name));
+      continue;
+    }
+    if (auto why = tunable_value_problem(*t, value); !why.empty()) {
+      out.push_back(fmt::format("{}={}: {}", name, value, why));
+      continue;
+    }
+    if (!d.files.count(name)) {
+      const std::string where = d.layout == DcqcnLayout::Debugfs && debugfs_name(name).empty()
+                                    ? "the upstream debugfs layout has no such file"
+                                    : fmt::format("not present in {}", d.dir.string());
+      out.push_back(fmt::format("{}={}: {} of {}", name, value, where, d.netdev));
+    }
+  }
+  for (int p : s.enable_priorities) {
+    if (p < 0 || p >= kPriorities) {
+      out.push_back(fmt::format("enable priority {}: not in 0..7", p));
+      continue;
+    }
+    if (d.layout == DcqcnLayout::Debugfs) {
+      out.push_back(fmt::format("enable priority {}: {} uses the upstream debugfs layout, which has no "
+                                "per-priority enable",
+                                p, d.netdev));
+      continue;
+    }
+    for (auto side : kSides)
+      if (!d.files.count(dcqcn_enable_name(side, p)))
+        out.push_back(fmt::format("enable priority {}: {}/{}/enable/{} of {} is not present", p, d.dir.string(), side,
+                                  p, d.netdev));
+  }
+  return out;
+}
+
+void check_dcqcn(const std::vector<DcqcnDevice>& devs, const DcqcnSettings& s) {
+  std::vector<std::string> problems;  // in order, each once (a bad value is bad for every netdev)
+  for (const auto& d : devs)
+    for (auto& p : dcqcn_problems(d, s))
+      if (std::find(problems.begin(), problems.end(), p) == problems.end()) problems.push_back(std::move(p));
+  if (problems.empty()) return;
+  constexpr std::size_t kShown = 3;
+  std::string msg = "nothing written: ";
+  for (std::size_t i = 0; i < problems.size() && i < kShown; ++i) msg += (i ? "; " : "") + problems[i];
+  if (problems.size() > kShown) msg += fmt::format(" (and {} more)", problems.size() - kShown);
+  throw UsageError(msg);
+}
+
+std::vector<DcqcnChange> apply_dcqcn(const SysRoot& root, const std::vector<DcqcnTarget>& targets,
+                                     const DcqcnSettings& s, const std::string& inject_write_failure) {
+  // 1. Validate everything.
+  std::vector<DcqcnDevice> devs;
+  for (const auto& t : targets) devs.push_back(t.device);
+  check_dcqcn(devs, s);
+  if (!inject_write_failure.empty() && !is_dcqcn_tunable(find_tunable(inject_write_failure)) &&
+      !is_enable_name(inject_write_failure))
+    throw UsageError(fmt::format("nothing written: --inject-write-failure {}: not a DCQCN attribute", inject_write_failure));
+  std::set<fs::path> states;
+  for (const auto& t : targets)
+    if (!states.insert(t.state_file).second)
+      throw UsageError(fmt::format("nothing written: two netdevs share the state file {}", t.state_file.string()));
+
+  // 2. Plan and read the current values.
+  std::vector<Planned> plan;
+  for (std::size_t ti = 0; ti < targets.size(); ++ti) {
+    const DcqcnDevice& d = targets[ti].device;
+    auto add = [&](const std::string& name, const std::string& value) {
+      const fs::path file = d.files.at(name);
+      auto r = read_value(root / file);
+      if (!r.value)
+        throw IoError(fmt::format("nothing written: cannot read {} ({}): {}", (root / file).string(), name, r.reason));
+      plan.push_back({ti, name, file, value, std::move(*r.value)});
+    };
+    for (const auto& [name, value] : s.values) add(name, canonical_value(name, value));
+    for (int p : s.enable_priorities)
+      for (auto side : kSides) add(dcqcn_enable_name(side, p), "1");
+  }
+
+  // 3. Save the originals.
+  for (std::size_t ti = 0; ti < targets.size(); ++ti) {
+    try {
+      save_state(root, targets[ti], plan, ti);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::Usage) throw UsageError(std::string("nothing written: ") + e.what());
+      throw IoError(std::string("nothing written: ") + e.what());
+    }
+  }
+
+  // 4. Write; on a failure, write back everything this call wrote.
+  std::vector<DcqcnChange> done;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const Planned& p = plan[i];
+    const fs::path abs = root / p.file;
+    const std::string why = p.name == inject_write_failure
+                                ? std::string(std::strerror(EIO)) + " (injected by --inject-write-failure)"
+                                : write_verified(abs, p.value);
+    if (why.empty()) {
+      done.push_back({targets[p.target].device.netdev, p.name, p.file, p.before, p.value});
+      continue;
+    }
+    std::vector<std::string> lost;
+    for (std::size_t k = i + 1; k-- > 0;) {  // the failing entry too: a write may have half happened
+      const Planned& q = plan[k];
+      if (k == i) {  // the failing entry: write back only when it changed (a failed open changes nothing)
+        const auto now = read_value(root / q.file);
+        if (now.value && same_value(*now.value, q.before)) continue;
+      }
+      if (auto w = write_verified(root / q.file, q.before); !w.empty())
+        lost.push_back(fmt::format("{} ({})", (root / q.file).string(), w));
+    }
+    std::string msg = fmt::format("cannot write {}={} to {}: {}; ", p.name, p.value, abs.string(), why);
+    if (lost.empty())
+      msg += fmt::format("wrote back the {} value(s) set before it", i);
+    else
+      msg += fmt::format("could NOT write back {} of {} value(s): {}", lost.size(), i + 1, lost.front());
+    msg += fmt::format("; originals kept in {}", targets[p.target].state_file.string());
+    throw IoError(msg);
+  }
+  return done;
+}
+
+std::vector<DcqcnChange> apply_dcqcn(const SysRoot& root, const std::string& netdev, const DcqcnSettings& s,
+                                     const fs::path& state_file) {
+  auto devs = find_dcqcn_devices(root, {netdev});
+  DcqcnTarget t{std::move(devs.front()), state_file.empty() ? default_state_file(root, netdev) : state_file};
+  return apply_dcqcn(root, std::vector<DcqcnTarget>{std::move(t)}, s);
+}
+
+std::optional<DcqcnRestore> restore_dcqcn(const fs::path& state_file) {
+  std::error_code ec;
+  if (!fs::exists(state_file, ec)) return std::nullopt;
+  const State s = load_state(state_file);
+  const SysRoot root{s.root};
+  DcqcnRestore out{s.netdev, 0};
+  std::vector<std::string> failed;
+  for (const auto& e : s.entries) {
+    const fs::path abs = root / e.path;
+    if (auto why = write_verified(abs, e.old); !why.empty())
+      failed.push_back(fmt::format("cannot restore {}={} to {}: {}", e.name, e.old, abs.string(), why));
+    else
+      ++out.restored;
+  }
+  if (!failed.empty()) {
+    std::string msg = failed.front();
+    if (failed.size() > 1) msg += fmt::format(" (and {} more)", failed.size() - 1);
+    throw IoError(msg + fmt::format("; restored {} of {}; originals kept in {}", out.restored, s.entries.size(),
+                                    state_file.string()));
+  }
+  if (!fs::remove(state_file, ec) || ec)
+    throw IoError(fmt::format("restored {} value(s) of {} but cannot remove {}: {}", out.restored, s.netdev,
+                              state_file.string(), ec ? ec.message() : "not removed"));
+  return out;
+}
+
+// ---- show
+
+nlohmann::ordered_json dcqcn_show_json(const SysRoot& root, const std::vector<DcqcnDevice>& devs) {
+  nlohmann::ordered_json j;
+  j["schema"] = kShowSchema;
+  j["root"] = root.dir.string();
+  j["netdevs"] = nlohmann::ordered_json::array();
+  for (const auto& d : devs) {
+    const auto values = read_dcqcn(root, d);
+    auto value_json = [&](const std::string& name) -> nlohmann::ordered_json {
+      auto it = values.find(name);
+      if (it == values.end()) return nullptr;
+      if (auto x = as_int(it->second)) return *x;
+      return it->second;
+    };
+    nlohmann::ordered_json n;
+    n["netdev"] = d.netdev;
+    n["layout"] = layout_name(d.layout);
+    n["pci_bdf"] = d.pci_bdf.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.pci_bdf);
+    n["dir"] = d.dir.string();
+    n["attributes"] = nlohmann::ordered_json::object();
+    for (const auto& t : tunables())
+      if (t.scope == TunableScope::Dcqcn) n["attributes"][std::string(t.name)] = value_json(std::string(t.name));
+    if (d.layout == DcqcnLayout::Mlnx) {
+      n["enable"] = nlohmann::ordered_json::object();
+      for (auto side : kSides) {
+        auto& a = n["enable"][std::string(side)] = nlohmann::ordered_json::array();
+        for (int p = 0; p < kPriorities; ++p) a.push_back(value_json(dcqcn_enable_name(side, p)));
+      }
+    } else {
+      n["enable"] = nullptr;
+    }
+    j["netdevs"].push_back(std::move(n));
+  }
+  return j;
+}
+
+std::string dcqcn_show_table(const SysRoot& root, const std::vector<DcqcnDevice>& devs) {
+  if (devs.empty()) return fmt::format("no netdev with DCQCN attributes under {}\n", root.dir.string());
+  std::string out;
+  for (const auto& d : devs) {
+    const auto values = read_dcqcn(root, d);
+    if (!out.empty()) out += "\n";
+    out += fmt::format("{}  {}  {}  {}\n", d.netdev, layout_name(d.layout), d.pci_bdf.empty() ? "-" : d.pci_bdf,
+                       d.dir.string());
+    out += fmt::format("  {:<40} {:>10} {:>10}  {:<7} {}\n", "attribute", "value", "default", "unit", "range");
+    for (const auto& t : tunables()) {
+      if (t.scope != TunableScope::Dcqcn) continue;
+      auto it = values.find(std::string(t.name));
+      const std::string range = t.type == TunableType::Bool ? "0/1" : fmt::format("{}..{}", t.min, t.max);
+      out += fmt::format("  {:<40} {:>10} {:>10}  {:<7} {}\n", t.name, it == values.end() ? "absent" : it->second,
+                         t.default_value, t.unit.empty() ? "-" : t.unit, range);
+    }
+    for (auto side : kSides) {
+      std::string flags;
+      if (d.layout == DcqcnLayout::Debugfs) {
+        flags = "none in the debugfs layout";
+      } else {
+        for (int p = 0; p < kPriorities; ++p) {
+          auto it = values.find(dcqcn_enable_name(side, p));
+          flags += (p ? " " : "") + (it == values.end() ? std::string("-") : it->second);
+        }
+      }
+      out += fmt::format("  {:<40} {}\n", fmt::format("{}.enable (priority 0..7)", side), flags);
+    }
+  }
+  return out;
+}
+
+}  // namespace railkit::fabric
