@@ -3,7 +3,7 @@
 // file): topo lint and homogeneity per node, RDMA loopback per NIC, per-node busbw (--split node),
 // per-rail busbw (--split rail), pairs by the circle method (--split nodes:...), the whole set, and
 // isolation (pair evidence or bisection) naming the guilty node(s) or link(s). Documented in
-// tuner/README.md (`railkit accept`); reports: a table, accept.json (`railkit.accept/1`), JUnit XML,
+// accept/README.md; reports: a table, accept.json (`railkit.accept/1`), JUnit XML,
 // a Prometheus textfile and good-hosts.
 #include <cstdint>
 #include <filesystem>
@@ -58,7 +58,7 @@ struct SuiteThreshold {
   double busbw_GBps = 0;
 };
 
-/// The suite file (`railkit.accept-suite/1`, tuner/README.md).
+/// The suite file (`railkit.accept-suite/1`, accept/README.md).
 struct AcceptSuite {
   std::set<std::string> skip;            ///< stages not to run
   double peer_fraction = 0.9;            ///< below this fraction of the peers' median is suspect

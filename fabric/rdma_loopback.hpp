@@ -1,7 +1,7 @@
 #pragma once
 // `railkit rdma-loopback`: RDMA write bandwidth of every NIC of one node against its line rate,
 // perftest's ib_write_bw server and client on the same NIC, all NICs at once (as Azure's NHC
-// does). Documented in tuner/README.md (`railkit rdma-loopback`); JSON `railkit.rdma-loopback/1`.
+// does). Documented in fabric/README.md (`railkit rdma-loopback`); JSON `railkit.rdma-loopback/1`.
 #include <filesystem>
 #include <functional>
 #include <optional>

@@ -27,7 +27,7 @@ struct BenchConfig {
   bool operator==(const BenchConfig&) const = default;
 };
 
-/// What became of one launch; an entry of sweep.json's `configs` (tuner/README.md).
+/// What became of one launch; an entry of sweep.json's `configs` (sweep/README.md).
 struct ConfigRecord {
   std::string name;
   std::map<std::string, std::string> env;

@@ -1,6 +1,6 @@
 #pragma once
 // `railkit sweep`: a matrix of configurations, each one launch of railkit-bench, recorded in
-// DIR/sweep.json (`railkit.sweep/1`, see tuner/README.md) as results arrive.
+// DIR/sweep.json (`railkit.sweep/1`, see sweep/README.md) as results arrive.
 #include <cstddef>
 #include <filesystem>
 #include <functional>
@@ -43,7 +43,7 @@ struct Factor {
 /// the axis for a missing '=', an empty or invalid name, an empty value list or repeated values.
 Factor parse_axis(std::string_view spec);
 
-/// Parses a matrix document (format in tuner/README.md) into one factor; `source` names it in
+/// Parses a matrix document (format in sweep/README.md) into one factor; `source` names it in
 /// errors. Throws UsageError for a wrong shape, duplicate or empty names, non-string values.
 Factor parse_matrix(const nlohmann::json& doc, const std::string& source);
 /// Reads and parses a matrix file. Throws UsageError naming the file.

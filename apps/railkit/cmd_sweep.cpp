@@ -102,7 +102,7 @@ std::function<int()> setup_sweep(CLI::App& app) {
   auto cli = std::make_shared<SweepCli>();
   app.add_option("--axis", cli->axes, "NAME=v1,v2,...: an environment variable and its values (repeatable: cartesian product)")
       ->allow_extra_args(false);
-  app.add_option("--matrix", cli->matrix, "JSON file of named configurations (format: tuner/README.md)");
+  app.add_option("--matrix", cli->matrix, "JSON file of named configurations (format: sweep/README.md)");
   app.add_option("--preset", cli->presets,
                  "pxn (NCCL_PXN_DISABLE, NCCL_P2P_PXN_LEVEL) | rails (NCCL_IB_HCA per rail x NCCL_CROSS_NIC) | "
                  "algo (NCCL_ALGO x NCCL_PROTO); repeatable")
