@@ -80,6 +80,23 @@ class NcclError : public Error {
   explicit NcclError(const std::string& m) : Error(ErrorCode::Nccl, m) {}
 };
 
+/// A signal (SIGINT, SIGTERM, SIGHUP) stopped the work after what was finished had been saved.
+/// The one way every command reports an interruption: thrown where it is seen, caught once by
+/// guarded_main, which prints the message (what was kept, how to continue) and exits with
+/// 128 + signal, as a shell reports a process killed by that signal.
+class InterruptedError : public std::exception {
+ public:
+  InterruptedError(int signal, std::string message) : signal_(signal), message_(std::move(message)) {}
+  int signal() const noexcept { return signal_; }
+  /// 128 + signal.
+  int exit_status() const noexcept { return 128 + signal_; }
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  int signal_;
+  std::string message_;
+};
+
 /// A backend or capability that is not compiled in or not usable on this machine.
 class UnavailableError : public Error {
  public:

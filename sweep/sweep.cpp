@@ -466,10 +466,11 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
     launch::TrialRun tr = launch::run_config(ctx, c, base, envp, tick);
     const LaunchResult& lr = tr.launch;
     if (lr.end == LaunchResult::End::Interrupted) {
-      res.interrupted_by = lr.signal;
       if (tty) progress << "\r\033[K";
       progress << head << ": " << lr.describe() << "; not recorded\n" << std::flush;
-      break;
+      throw InterruptedError(lr.signal, fmt::format("sweep interrupted by signal {}; {} finished configurations are in "
+                                                    "{}; continue with --resume",
+                                                    lr.signal, doc.configs.size(), sweep_path.string()));
     }
     ConfigRecord& r = tr.record;
     if (r.status != TrialStatus::Ok) ++res.failed;

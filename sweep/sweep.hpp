@@ -103,10 +103,10 @@ struct SweepOptions {
 struct SweepOutcome {
   SweepDocument doc;
   int ran = 0, skipped = 0, failed = 0;  ///< this invocation
-  int interrupted_by = 0;                ///< signal that stopped the sweep, 0 when it finished
 };
 
 /// Runs the configurations one after the other, rewriting DIR/sweep.json atomically after each.
+/// A signal that interrupts a launch ends the sweep with InterruptedError (finished ones kept).
 /// Progress lines go to `progress` (rewritten in place when `tty`). Throws UsageError for bad
 /// options (existing sweep without --resume, a resume that does not match, unknown baseline),
 /// IoError when DIR cannot be written.

@@ -1,12 +1,11 @@
 // NVLink sources: a captured `nvidia-smi topo -m`, or NVML loaded at run time with dlopen
 // (no NVML header: the few types used are declared here from NVML's documented ABI).
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cctype>
 #include <map>
 
 #include "core/error.hpp"
+#include "topology/dl.hpp"
 #include "topology/live.hpp"
 #include "topology/parse.hpp"
 
@@ -58,29 +57,11 @@ std::string normalize_bus_id(const char* id) {
   return s;
 }
 
-class DlHandle {
- public:
-  explicit DlHandle(const char* name) : h_(dlopen(name, RTLD_NOW | RTLD_LOCAL)) {}
-  ~DlHandle() {
-    if (h_) dlclose(h_);
-  }
-  DlHandle(const DlHandle&) = delete;
-  DlHandle& operator=(const DlHandle&) = delete;
-  explicit operator bool() const { return h_ != nullptr; }
-  template <class F>
-  F sym(const char* name) const {
-    return reinterpret_cast<F>(dlsym(h_, name));
-  }
-
- private:
-  void* h_;
-};
-
 }  // namespace
 
 bool apply_nvml(Topology& topo, const char* library) {
   if (topo.gpus.size() < 2) return false;
-  DlHandle lib(library);
+  DlLibrary lib(library);
   if (!lib) return false;
   auto init = lib.sym<InitFn>("nvmlInit_v2");
   auto shutdown = lib.sym<ShutdownFn>("nvmlShutdown");

@@ -71,11 +71,6 @@ int run(const SweepCli& cli) {
 
   const sweep::SweepOutcome res = sweep::run_sweep(o, environ, std::cerr, ::isatty(STDERR_FILENO) == 1);
   const std::string sweep_json = (std::filesystem::path(cli.out) / "sweep.json").string();
-  if (res.interrupted_by != 0) {
-    std::cerr << fmt::format("railkit sweep: interrupted; {} finished configurations are in {}; continue with --resume\n",
-                             res.doc.configs.size(), sweep_json);
-    return 128 + res.interrupted_by;
-  }
 
   auto inputs = sweep::sweep_inputs(cli.out, res.doc);
   const bool any_results = std::any_of(inputs.begin(), inputs.end(), [](const sweep::CompareInput& in) {
