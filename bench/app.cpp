@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/harness.hpp"
+#include "bench/run_document.hpp"
 #include "bench/lone_bootstrap.hpp"
 #if RAILKIT_HAVE_MPI
 #include "bench/mpi/mpi_session.hpp"
@@ -33,31 +34,6 @@
 
 namespace railkit::bench {
 namespace {
-
-nlohmann::json options_json(const BenchOptions& o) {
-  nlohmann::json colls = nlohmann::json::array();
-  for (Coll c : o.colls) colls.push_back(info(c).name);
-  return {{"minbytes", o.min_bytes},
-          {"maxbytes", o.max_bytes},
-          {"stepfactor", o.step_factor},
-          {"stepbytes", o.step_bytes},
-          {"iters", o.iters},
-          {"warmup_iters", o.warmup_iters},
-          {"check", o.check_passes},
-          {"datatype", info(o.dtype).name},
-          {"op", info(o.redop).name},
-          {"root", o.root},
-          {"average", static_cast<int>(o.average)},
-          {"run_cycles", o.run_cycles},
-          {"timeout_s", o.timeout_s},
-          {"colls", colls},
-          {"placement", placement_name(o.placement)},
-          {"split", split_name(o.split)},
-          {"ranks_per_node", o.ranks_per_node},
-          {"ngpus", o.gpus_per_process},
-          {"cudagraph", o.graph_launches},
-          {"nonblocking", o.nonblocking}};
-}
 
 /// Every rank learns whether any rank met a problem before anything collective (a GPU range, a
 /// backend that resolves differently, memory): rank 0 prints the first failing rank's message
@@ -87,62 +63,6 @@ void agreed(Bootstrap& boot, F&& check) {
     problem = e;
   }
   agree(boot, problem);
-}
-
-/// --observe on the nccl backend: NCCL logs INIT,NET,GRAPH at INFO into a file of this rank's,
-/// unless the user chose NCCL_DEBUG* themselves. Returns the file NCCL will write. Must run
-/// before NCCL reads its environment (communicator creation).
-std::string arrange_nccl_log(char** envp) {
-  std::string file = env_value(envp, "NCCL_DEBUG_FILE");
-  if (env_value(envp, "NCCL_DEBUG").empty()) ::setenv("NCCL_DEBUG", "INFO", 1);
-  if (env_value(envp, "NCCL_DEBUG_SUBSYS").empty()) ::setenv("NCCL_DEBUG_SUBSYS", "INIT,NET,GRAPH", 1);
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  if (file.empty()) {
-    file = (std::filesystem::temp_directory_path() / fmt::format("railkit-nccl.{}.{}.log", host, ::getpid())).string();
-    ::setenv("NCCL_DEBUG_FILE", file.c_str(), 1);
-  }
-  // NCCL expands %h (host) and %p (pid) in the file name.
-  std::string expanded;
-  for (size_t i = 0; i < file.size(); ++i) {
-    if (file[i] == '%' && i + 1 < file.size() && (file[i + 1] == 'h' || file[i + 1] == 'p')) {
-      expanded += file[i + 1] == 'h' ? std::string(host) : std::to_string(::getpid());
-      ++i;
-    } else {
-      expanded += file[i];
-    }
-  }
-  return expanded;
-}
-
-/// What NCCL did, from every rank's log (gathered to rank 0), with contradictions against
-/// the environment as warnings. Collective; returns null JSON on ranks other than 0.
-nlohmann::json observe_nccl(Bootstrap& boot, const std::string& log_file, const std::map<std::string, std::string>& env,
-                            bool several_gpus) {
-  std::string text;
-  if (!log_file.empty()) {
-    try {
-      text = read_file(log_file);
-    } catch (const Error&) {
-      text.clear();  // no log: reported below as no lines
-    }
-  }
-  const std::vector<std::string> texts = boot.gather_text_to_root(text);
-  if (boot.rank() != 0) return nullptr;
-  NcclLogSummary all;
-  bool first = true;
-  for (size_t r = 0; r < texts.size(); ++r) {
-    std::istringstream in(texts[r]);
-    // With -g N a process's log holds its N ranks' lines.
-    const std::string source = several_gpus ? fmt::format("process {}", r) : fmt::format("rank {}", r);
-    const NcclLogSummary one = parse_nccl_log(in, source);
-    if (first) all = one;
-    else merge_nccl_log(all, one);
-    first = false;
-  }
-  nlohmann::json j = to_json(all);
-  for (const std::string& w : nccl_log_contradictions(all, env)) j["warnings"].push_back(w);
-  return j;
 }
 
 }  // namespace
@@ -290,20 +210,6 @@ Resolved agree_on_setup(const BenchOptions& o, Bootstrap& boot) {
   return r;
 }
 
-/// Lines joined, each ended by a newline (for device names, which hold none).
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const std::string& l : lines) out += l + '\n';
-  return out;
-}
-
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
 /// Ranks of this launch according to the launcher's environment (1 when none says).
 [[maybe_unused]] int launcher_size(char** envp) {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
@@ -348,99 +254,32 @@ Plan agree_on_plan(const BenchOptions& o, Bootstrap& boot, const Resolved& res, 
   return plan;
 }
 
-/// The run's description for the results document, known before any communicator exists.
-RunInfo make_run_info(const BenchOptions& o, const Bootstrap& boot, bool use_nccl, int data_ranks,
-                      const std::vector<Group>& groups) {
-  RunInfo run;
-  run.label = o.label;
-  run.backend = use_nccl ? "nccl" : "mpi";
-  run.backend_version = backend_version(use_nccl);
-  run.railkit_version = kVersion;
-  run.nranks = data_ranks;
-  for (const std::string& h : boot.hosts())
-    if (std::find(run.hosts.begin(), run.hosts.end(), h) == run.hosts.end()) run.hosts.push_back(h);
-  run.nnodes = static_cast<int>(run.hosts.size());
-  run.command = shell_join(o.argv);
-  run.env = capture_env(environ, kRecordedEnvPrefixes);  // after --observe's NCCL_DEBUG settings
-  run.start_time = utc_now_iso();
-  run.average = std::string(average_name(o.average));
-  run.options = options_json(o);
-  if (o.split.mode != SplitMode::None) {
-    nlohmann::json gs = nlohmann::json::array();
-    for (const Group& g : groups) {
-      nlohmann::json hosts = nlohmann::json::array();
-      for (int r : g.ranks) hosts.push_back(boot.hosts()[static_cast<size_t>(r)]);
-      gs.push_back({{"name", g.name}, {"ranks", g.ranks}, {"hosts", hosts}});
-    }
-    run.split = {{"mode", split_name(o.split)},
-                 {"ranks_per_node", o.ranks_per_node > 0 ? nlohmann::json(o.ranks_per_node) : nlohmann::json(nullptr)},
-                 {"groups", gs}};
-  }
-  return run;
+/// The groups of the run, in data ranks: with -g N (no split) the one group holds every GPU
+/// rank; the split's node layout is over processes otherwise.
+std::vector<Group> data_groups(const BenchOptions& o, const Bootstrap& boot, int slots) {
+  std::vector<int> node_of_data_rank;
+  for (int r = 0; r < boot.size() * slots; ++r)
+    node_of_data_rank.push_back(boot.node_of_rank()[static_cast<size_t>(r / slots)]);
+  return make_groups(o.split, node_layout(node_of_data_rank, slots == 1 ? o.ranks_per_node : 0));
 }
 
-/// The error record of a watchdog timeout.
-ErrorRecord timeout_record(const TimeoutReport& rep) {
-  nlohmann::json ranks = nlohmann::json::array();
-  for (const RankState& s : rep.ranks)
-    ranks.push_back({{"rank", s.rank}, {"host", s.host}, {"state", s.state}, {"ops_entered", s.seq},
-                     {"phase", s.at.phase}, {"bytes", s.at.bytes}, {"iteration", s.at.iteration},
-                     {"in_place", s.at.in_place}, {"waited_s", s.waited_s}});
-  return ErrorRecord{std::string(error_code_name(ErrorCode::Timeout)), exit_code(ErrorCode::Timeout), rep.message,
-                     {{"timeout_s", rep.timeout_s},
-                      {"phase", rep.at.phase},
-                      {"bytes", rep.at.bytes},
-                      {"iteration", rep.at.iteration},
-                      {"in_place", rep.at.in_place},
-                      {"not_arrived", rep.not_arrived},
-                      {"ranks", ranks}}};
-}
-
-/// Every data rank's pid, host and device, gathered to rank 0 (one entry per GPU rank with -g).
-struct RankFacts {
-  std::vector<double> pids;            ///< per process
-  std::vector<std::string> devices;    ///< per data rank
-};
-
-RankFacts gather_rank_facts(Bootstrap& boot, const Communicator& comm, int slots) {
-  RankFacts f;
-  f.pids = boot.gather_to_root(std::vector<double>{static_cast<double>(::getpid())});
-  std::vector<std::string> mine;
-  for (int k = 0; k < slots; ++k) mine.push_back(comm.device(k));
-  for (const std::string& text : boot.gather_text_to_root(join_lines(mine))) {
-    std::vector<std::string> lines = split_lines(text);
-    lines.resize(static_cast<size_t>(slots));
-    f.devices.insert(f.devices.end(), lines.begin(), lines.end());
-  }
-  return f;
-}
-
-/// The run's end on rank 0: observed facts, the footer and the final document.
-void finish_document(ResultsSink& sink, Reporter& reporter, const Bootstrap& boot, const RankFacts& facts,
-                     const std::vector<double>& rss, int slots, const Plan& plan, const nlohmann::json& backend_facts,
-                     const nlohmann::json& observed_nccl) {
-  ResultsDocument d = sink.snapshot();
-  if (!observed_nccl.is_null()) {
-    d.observed["nccl"] = observed_nccl;
-    for (const auto& w : observed_nccl.value("warnings", nlohmann::json::array())) {
-      d.observed["warnings"].push_back(w);
-      std::cout << "# warning: " << w.get<std::string>() << "\n";
-    }
-  }
-  nlohmann::json ranks = nlohmann::json::array();
+/// What the header shows: one line per data rank with its process's pid and host and its device.
+RunHeader run_header(const RunInfo& run, const BenchOptions& o, const Plan& plan, const RankFacts& facts,
+                     const Bootstrap& boot, int slots) {
+  RunHeader h{run, o, {}, plan.notes};
   for (size_t r = 0; r < facts.devices.size(); ++r) {
     const size_t p = r / static_cast<size_t>(slots);
-    ranks.push_back({{"rank", r},
-                     {"host", boot.hosts()[p]},
-                     {"pid", static_cast<std::int64_t>(facts.pids[p])},
-                     {"peak_rss_bytes", static_cast<std::uint64_t>(rss[p])},
-                     {"device", facts.devices[r]}});
+    h.ranks.push_back({static_cast<int>(r), static_cast<int>(facts.pids[p]), boot.hosts()[p], facts.devices[r]});
   }
-  d.observed["ranks"] = ranks;
-  d.observed["buffer_bytes"] = plan.buffer_bytes;
-  d.observed["backend"] = backend_facts;
-  reporter.run_end(d);
-  sink.write(d);
+  return h;
+}
+
+/// observed.backend: how the backend measured, and how the ranks found each other.
+nlohmann::json how_measured(const Communicator& comm) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : comm.facts()) j[k] = v;
+  j["bootstrap"] = RAILKIT_HAVE_MPI ? "MPI" : "none (one process)";
+  return j;
 }
 
 }  // namespace
@@ -513,18 +352,13 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   const Resolved res = agree_on_setup(o, *boot);
   const int slots = res.slots;
   const int data_ranks = nranks * slots;  // ranks of the data plane: process p drives ranks p*slots ..
-  // With -g N (no split) the one group holds every GPU rank; node_layout over processes otherwise.
-  std::vector<int> node_of_data_rank;
-  for (int r = 0; r < data_ranks; ++r)
-    node_of_data_rank.push_back(boot->node_of_rank()[static_cast<size_t>(r / slots)]);
-  const NodeLayout layout = node_layout(node_of_data_rank, slots == 1 ? o.ranks_per_node : 0);
-  const std::vector<Group> groups = make_groups(o.split, layout);
+  const std::vector<Group> groups = data_groups(o, *boot, slots);
   const int my_group = group_of(groups, rank * slots);
   const int group_size = static_cast<int>(groups.front().ranks.size());
   const Plan plan = agree_on_plan(o, *boot, res, group_size);
   const std::string nccl_log = res.use_nccl && o.observe ? arrange_nccl_log(envp) : std::string();
   ResultsDocument doc;
-  doc.run = make_run_info(o, *boot, res.use_nccl, data_ranks, groups);
+  doc.run = make_run_info(o, *boot, res.use_nccl, backend_version(res.use_nccl), data_ranks, groups);
   ResultsSink sink(std::move(doc), rank == 0 ? o.output_file : std::string());
 
   // A run that ends early (timeout, error) still prints the footer and leaves the document with
@@ -560,12 +394,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
 
     facts = gather_rank_facts(*boot, *comm, slots);
     if (rank == 0) {
-      RunHeader h{sink.snapshot().run, o, {}, plan.notes};
-      for (int r = 0; r < data_ranks; ++r) {
-        const auto p = static_cast<size_t>(r / slots);
-        h.ranks.push_back({r, static_cast<int>(facts.pids[p]), boot->hosts()[p], facts.devices[static_cast<size_t>(r)]});
-      }
-      table.run_start(h);
+      table.run_start(run_header(sink.snapshot().run, o, plan, facts, *boot, slots));
       reporter.store(&table);
     }
     Harness harness(o, *boot, *comm, groups, wd, sink, rank == 0 ? &table : nullptr);
@@ -587,9 +416,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   const std::vector<double> rss =
       boot->gather_to_root(std::vector<double>{static_cast<double>(peak_rss_bytes(SysRoot{}).value_or(0))});
   wd.leave();
-  nlohmann::json backend_facts = nlohmann::json::object();
-  for (const auto& [k, v] : comm->facts()) backend_facts[k] = v;
-  backend_facts["bootstrap"] = RAILKIT_HAVE_MPI ? "MPI" : "none (one process)";
+  const nlohmann::json backend_facts = how_measured(*comm);
   // Communicators go before the NCCL log is read (NCCL flushes it then); their teardown is watched.
   wd.enter(OpPoint{"communicator teardown", 0, -1, false});
   comm.reset();

@@ -243,11 +243,11 @@ void Harness::time_loop(std::span<const OpCall> calls, OpPoint& point, std::uint
   }
 }
 
-std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_place, int cycle) {
+std::vector<OpCall> Harness::calls_for(Coll c, const CollSizes& s, bool in_place,
+                                       std::vector<InPlaceLayout>& layouts) const {
   const std::size_t esz = info(o_.dtype).size_bytes;
   const std::size_t slots = send_.size();
-  const std::size_t block = block_size(o_.iters);
-  std::vector<InPlaceLayout> layouts(slots);
+  layouts.assign(slots, InPlaceLayout{});
   std::vector<OpCall> calls;
   calls.reserve(slots);
   for (std::size_t k = 0; k < slots && !idle_; ++k) {
@@ -257,23 +257,28 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
     void* out = in_place ? recv + layouts[k].output_offset * esz : recv_[k];
     calls.push_back(OpCall{c, o_.dtype, o_.redop, o_.root, send, out, s.param_count, in_place});
   }
-  const std::string phase(info(c).name);
-  const int first = comm_.rank();       // rank of slot 0 in this process's group
-  const int world_rank = boot_.rank();  // fire drills name world ranks (processes)
+  return calls;
+}
 
+std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_place, int cycle) {
+  const std::size_t slots = send_.size();
+  std::vector<InPlaceLayout> layouts;
+  const std::vector<OpCall> calls = calls_for(c, s, in_place, layouts);
+  const int world_rank = boot_.rank();  // fire drills name world ranks (processes)
   std::uint64_t delay_us = 0;
   for (const InjectDelay& d : o_.inject_delays)
     if (d.rank == world_rank) delay_us += d.delay_us;
   const bool stall_here = o_.inject_stall_rank && *o_.inject_stall_rank == world_rank && !stalled_once_;
 
-  OpPoint point{phase, s.bytes, -1, in_place};
-  std::vector<double> mine(slots * block);
+  OpPoint point{std::string(info(c).name), s.bytes, -1, in_place};
+  std::vector<double> mine(slots * block_size(o_.iters));
+  const bool checked = o_.check_passes > 0;
   if (idle_) {
     // Left out of every group: keep in step with the others' control traffic only.
     control("barrier", [&] { boot_.barrier(); });
     if (o_.graph_launches > 0) control("barrier", [&] { boot_.barrier(); });
-    if (o_.check_passes > 0) control("sum wrong", [&] { wrong_total_ += boot_.allreduce_sum(0); });
-    return records_of(c, s, in_place, cycle, mine, o_.check_passes > 0);
+    if (checked) control("sum wrong", [&] { wrong_total_ += boot_.allreduce_sum(0); });
+    return records_of(c, s, in_place, cycle, mine, checked);
   }
   for (int w = 0; w < o_.warmup_iters; ++w) {
     wd_.enter(point);
@@ -281,73 +286,79 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
     wd_.leave();
   }
   control("barrier", [&] { boot_.barrier(); });
-
-  if (o_.graph_launches > 0) {
-    // As nccl-tests' -G: capture the -n launches once, then time the graph's replays.
-    point.iteration = 0;
-    if (stall_here) {
-      stalled_once_ = true;
-      wd_.stall(point);
-    }
-    // Launches made during the capture can block (NCCL connects peers then): watched too.
-    wd_.enter(point);
-    comm_.begin_capture();
-    for (int i = 0; i < o_.iters; ++i) comm_.launch(calls);
-    comm_.end_capture();
-    wd_.leave();
-    control("barrier", [&] { boot_.barrier(); });
-    const auto g0 = Clock::now();
-    wd_.enter(point);
-    comm_.replay(o_.graph_launches);
-    comm_.complete();
-    wd_.leave();
-    // As nccl-tests, right after the measurement: a live graph keeps NCCL's communicator busy.
-    comm_.drop_graphs();
-    const double per_op = us_between(g0, Clock::now()) / (static_cast<double>(o_.iters) * o_.graph_launches);
-    // No per-launch times in a graph: every iteration gets the mean.
-    for (std::size_t k = 0; k < slots; ++k)
-      std::fill(mine.begin() + static_cast<std::ptrdiff_t>(k * block),
-                mine.begin() + static_cast<std::ptrdiff_t>((k + 1) * block), per_op);
-  } else {
-    time_loop(calls, point, delay_us, stall_here, mine);
-  }
-
-  const bool checked = o_.check_passes > 0;
-  if (checked) {
-    std::vector<std::int64_t> wrong(slots, 0);
-    for (int pass = 0; pass < o_.check_passes; ++pass) {
-      const int rep = pass + 1 + cycle * o_.check_passes;
-      for (std::size_t k = 0; k < slots; ++k) {
-        const int slot = static_cast<int>(k);
-        const CheckSpec spec{c, o_.dtype, o_.redop, o_.root, comm_.size(), first + slot, rep, s};
-        char* recv = static_cast<char*>(recv_[k]);
-        comm_.fill_sentinel(slot, recv, std::max(s.send_count, s.recv_count) * esz);
-        if (in_place) comm_.fill_input(slot, recv + layouts[k].input_offset * esz, s.send_count, spec);
-        else comm_.fill_input(slot, send_[k], s.send_count, spec);
-      }
-      wd_.enter(OpPoint{"check " + phase, s.bytes, -1, in_place});
-      comm_.run(calls);
-      wd_.leave();
-      for (std::size_t k = 0; k < slots; ++k) {
-        const int slot = static_cast<int>(k);
-        const CheckSpec spec{c, o_.dtype, o_.redop, o_.root, comm_.size(), first + slot, rep, s};
-        // An out-of-place broadcast's root has its data in its receive buffer on NCCL (checked, as
-        // nccl-tests does); MPI_Bcast's root keeps it in the one buffer it passed.
-        const bool root_bcast = c == Coll::Broadcast && !in_place && first + slot == o_.root &&
-                                !comm_.broadcast_root_receives();
-        if (!root_bcast)
-          wrong[k] += comm_.count_wrong(slot, static_cast<char*>(recv_[k]) + layouts[k].output_offset * esz, spec);
-      }
-    }
-    std::int64_t local = 0;
-    for (std::size_t k = 0; k < slots; ++k) {
-      mine[k * block + 1] = static_cast<double>(wrong[k]);
-      local += wrong[k];
-    }
-    control("sum wrong", [&] { wrong_total_ += boot_.allreduce_sum(local); });
-  }
-
+  if (o_.graph_launches > 0) graph_loop(calls, point, stall_here, mine);
+  else time_loop(calls, point, delay_us, stall_here, mine);
+  if (checked) check_passes(c, s, in_place, cycle, calls, layouts, mine);
   return records_of(c, s, in_place, cycle, mine, checked);
+}
+
+void Harness::graph_loop(std::span<const OpCall> calls, OpPoint& point, bool stall_here, std::vector<double>& mine) {
+  // As nccl-tests' -G: capture the -n launches once, then time the graph's replays.
+  point.iteration = 0;
+  if (stall_here) {
+    stalled_once_ = true;
+    wd_.stall(point);
+  }
+  // Launches made during the capture can block (NCCL connects peers then): watched too.
+  wd_.enter(point);
+  comm_.begin_capture();
+  for (int i = 0; i < o_.iters; ++i) comm_.launch(calls);
+  comm_.end_capture();
+  wd_.leave();
+  control("barrier", [&] { boot_.barrier(); });
+  const auto g0 = Clock::now();
+  wd_.enter(point);
+  comm_.replay(o_.graph_launches);
+  comm_.complete();
+  wd_.leave();
+  // As nccl-tests, right after the measurement: a live graph keeps NCCL's communicator busy.
+  comm_.drop_graphs();
+  const double per_op = us_between(g0, Clock::now()) / (static_cast<double>(o_.iters) * o_.graph_launches);
+  // No per-launch times in a graph: every iteration gets the mean.
+  const std::size_t block = block_size(o_.iters);
+  for (std::size_t k = 0; k < calls.size(); ++k)
+    std::fill(mine.begin() + static_cast<std::ptrdiff_t>(k * block),
+              mine.begin() + static_cast<std::ptrdiff_t>((k + 1) * block), per_op);
+}
+
+void Harness::check_passes(Coll c, const CollSizes& s, bool in_place, int cycle, std::span<const OpCall> calls,
+                           const std::vector<InPlaceLayout>& layouts, std::vector<double>& mine) {
+  const std::size_t esz = info(o_.dtype).size_bytes;
+  const std::size_t slots = calls.size();
+  const int first = comm_.rank();  // rank of slot 0 in this process's group
+  const std::string phase = "check " + std::string(info(c).name);
+  std::vector<std::int64_t> wrong(slots, 0);
+  for (int pass = 0; pass < o_.check_passes; ++pass) {
+    const int rep = pass + 1 + cycle * o_.check_passes;
+    const auto spec = [&](std::size_t k) {
+      return CheckSpec{c, o_.dtype, o_.redop, o_.root, comm_.size(), first + static_cast<int>(k), rep, s};
+    };
+    for (std::size_t k = 0; k < slots; ++k) {
+      char* recv = static_cast<char*>(recv_[k]);
+      comm_.fill_sentinel(static_cast<int>(k), recv, std::max(s.send_count, s.recv_count) * esz);
+      void* input = in_place ? recv + layouts[k].input_offset * esz : send_[k];
+      comm_.fill_input(static_cast<int>(k), input, s.send_count, spec(k));
+    }
+    wd_.enter(OpPoint{phase, s.bytes, -1, in_place});
+    comm_.run(calls);
+    wd_.leave();
+    for (std::size_t k = 0; k < slots; ++k) {
+      // An out-of-place broadcast's root has its data in its receive buffer on NCCL (checked, as
+      // nccl-tests does); MPI_Bcast's root keeps it in the one buffer it passed.
+      const bool root_bcast = c == Coll::Broadcast && !in_place && first + static_cast<int>(k) == o_.root &&
+                              !comm_.broadcast_root_receives();
+      if (!root_bcast)
+        wrong[k] += comm_.count_wrong(static_cast<int>(k), static_cast<char*>(recv_[k]) + layouts[k].output_offset * esz,
+                                      spec(k));
+    }
+  }
+  std::int64_t local = 0;
+  const std::size_t block = block_size(o_.iters);
+  for (std::size_t k = 0; k < slots; ++k) {
+    mine[k * block + 1] = static_cast<double>(wrong[k]);
+    local += wrong[k];
+  }
+  control("sum wrong", [&] { wrong_total_ += boot_.allreduce_sum(local); });
 }
 
 std::vector<ResultRecord> Harness::records_of(Coll c, const CollSizes& s, bool in_place, int cycle,

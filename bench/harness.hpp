@@ -80,6 +80,13 @@ class Harness {
   std::vector<ResultRecord> records_of(Coll c, const CollSizes& s, bool in_place, int cycle,
                                        const std::vector<double>& mine, bool checked);
   void control(const char* what, const std::function<void()>& f);
+  /// Every slot's call of one collective (and, in place, where each slot's input and output sit).
+  std::vector<OpCall> calls_for(Coll c, const CollSizes& s, bool in_place, std::vector<InPlaceLayout>& layouts) const;
+  /// -G: capture the -n launches, time the graph's replays, drop the graphs.
+  void graph_loop(std::span<const OpCall> calls, OpPoint& point, bool stall_here, std::vector<double>& mine);
+  /// The -c untimed data-check passes: wrong elements per slot into `mine`, summed over every rank.
+  void check_passes(Coll c, const CollSizes& s, bool in_place, int cycle, std::span<const OpCall> calls,
+                    const std::vector<InPlaceLayout>& layouts, std::vector<double>& mine);
   /// The timed loop without CUDA graphs: host clock around -n launches, per-launch times.
   void time_loop(std::span<const OpCall> calls, OpPoint& point, std::uint64_t delay_us, bool stall_here,
                  std::vector<double>& mine);

@@ -1,35 +1,16 @@
 #include "bench/options.hpp"
 
-#include <charconv>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "core/units.hpp"
 
 namespace railkit::bench {
 namespace {
 
 std::string quoted(const std::string& flag, const std::string& value) { return flag + " '" + value + "'"; }
-
-long long parse_int(const std::string& flag, const std::string& value, long long lo, long long hi) {
-  long long v = 0;
-  const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || p != value.data() + value.size())
-    throw UsageError(quoted(flag, value) + ": expected an integer");
-  if (v < lo || v > hi)
-    throw UsageError(quoted(flag, value) + ": must be between " + std::to_string(lo) + " and " + std::to_string(hi));
-  return v;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream ss(s);
-  while (std::getline(ss, item, sep)) out.push_back(item);
-  return out;
-}
 
 }  // namespace
 
@@ -52,6 +33,154 @@ std::string_view placement_name(Placement p) {
   return "both";
 }
 
+namespace {
+
+/// The flags as given, before interpretation (CLI11 fills these; interpret() checks them).
+struct RawFlags {
+  std::string minb, maxb, stepf, stepb, iters, warm, check, dtype, op, root, avg, cycles, timeout, colls, backend,
+      placement, stall, split_mode, rpn, device, gpus, graphs;
+  std::vector<std::string> delays;
+  bool version = false;
+};
+
+void add_size_and_timing_flags(CLI::App& app, RawFlags& f) {
+  app.add_option("-b,--minbytes", f.minb, "Smallest size in bytes (K/M/G binary suffixes; default 32M)");
+  app.add_option("-e,--maxbytes", f.maxb, "Largest size in bytes (default 32M)");
+  app.add_option("-f,--stepfactor", f.stepf, "Multiply the size by this factor between sizes (default 1: use -i)");
+  app.add_option("-i,--stepbytes", f.stepb, "Add this many bytes between sizes when -f is 1 (default 1M)");
+  app.add_option("-n,--iters", f.iters, "Timed iterations per size (default 20)");
+  app.add_option("-w,--warmup_iters", f.warm, "Untimed warm-up iterations per size (default 5)");
+  app.add_option("-c,--check", f.check, "Data-check passes per size, 0 = off (default 1)");
+  app.add_option("-d,--datatype", f.dtype, "int8 uint8 int32 uint32 int64 uint64 float double (half bfloat16: nccl)");
+  app.add_option("-o,--op", f.op, "Reduction: sum prod min max (avg: nccl only); default sum");
+  app.add_option("-r,--root", f.root, "Root rank of broadcast and reduce (default 0)");
+  app.add_option("-a,--average", f.avg, "Per-op time across ranks: 0 rank 0, 1 avg, 2 min, 3 max (default 1)");
+  app.add_option("-N,--run_cycles", f.cycles, "Run the whole benchmark this many times (default 1)");
+  app.add_option("-T,--timeout", f.timeout, "Watchdog: end the run when an operation takes longer than this (s)");
+}
+
+void add_run_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
+  app.add_option("-J,--output_file", o.output_file, "Write the results document (JSON) to this file");
+  app.add_option("--backend", f.backend, "mpi | nccl | auto (default auto: nccl when built and a GPU is usable)");
+  app.add_option("--coll", f.colls,
+                 "Collectives, comma separated: all_reduce all_gather reduce_scatter broadcast reduce alltoall "
+                 "sendrecv, or all (default all_reduce)");
+  app.add_option("--label", o.label, "Free text stored in the results document");
+  app.add_option("--placement", f.placement, "in | out | both (default both): in-place, out-of-place or both");
+  app.add_option("--split", f.split_mode,
+                 "Concurrent groups, one communicator each: rail (same node-local index across nodes), node, "
+                 "mod:K (rank % K), nodes:0+3,1+2 (groups of nodes; the others sit out), none");
+  app.add_option("--ranks-per-node", f.rpn, "Ranks [kK, (k+1)K) form node k (default: from the launcher)");
+  app.add_option("--device", f.device, "nccl: GPU index for this rank (default: node-local rank)");
+  app.add_option("-g,--ngpus", f.gpus,
+                 "nccl: GPUs driven by each process (ranks = processes x N; the mpi backend takes only 1)");
+  app.add_option("-G,--cudagraph", f.graphs,
+                 "nccl: capture the -n launches of each size in a CUDA graph and replay it this many times (0 = off)");
+  app.add_flag("--observe,!--no-observe", o.observe,
+               "nccl: record what NCCL did (NICs, PXN, GDR) from its INFO log (default on)");
+  app.add_flag("--nonblocking", o.nonblocking,
+               "nccl: non-blocking communicators (every call returns at once and is polled; each ncclGroupEnd then "
+               "costs a thread, which shows in small-message times). Default: blocking, as nccl-tests");
+  app.add_option("--inject-stall", f.stall,
+                 "Fire drill: this rank skips its first timed collective and stops there (needs -T)");
+  app.add_option("--inject-delay-us", f.delays,
+                 "Fire drill RANK:US: that rank sleeps US microseconds before each timed collective (repeatable)");
+  app.add_flag("--version", f.version, "Print the version and the backends compiled in");
+}
+
+constexpr long long kMaxInt = 1'000'000'000;
+
+/// Sizes, counts and the watchdog: integers in their ranges, sizes with suffixes.
+void interpret_numbers(const RawFlags& f, BenchOptions& o) {
+  if (!f.minb.empty()) o.min_bytes = parse_size_bytes(f.minb, "-b/--minbytes");
+  if (!f.maxb.empty()) o.max_bytes = parse_size_bytes(f.maxb, "-e/--maxbytes");
+  if (!f.stepb.empty()) o.step_bytes = parse_size_bytes(f.stepb, "-i/--stepbytes");
+  if (!f.stepf.empty()) o.step_factor = static_cast<std::uint64_t>(parse_int("-f/--stepfactor", f.stepf, 1, 1 << 20));
+  if (!f.iters.empty()) o.iters = static_cast<int>(parse_int("-n/--iters", f.iters, 1, kMaxInt));
+  if (!f.warm.empty()) o.warmup_iters = static_cast<int>(parse_int("-w/--warmup_iters", f.warm, 0, kMaxInt));
+  if (!f.check.empty()) o.check_passes = static_cast<int>(parse_int("-c/--check", f.check, 0, 1000));
+  if (!f.root.empty()) o.root = static_cast<int>(parse_int("-r/--root", f.root, 0, kMaxInt));
+  if (!f.avg.empty()) o.average = static_cast<Average>(parse_int("-a/--average", f.avg, 0, 3));
+  if (!f.cycles.empty()) o.run_cycles = static_cast<int>(parse_int("-N/--run_cycles", f.cycles, 1, kMaxInt));
+  if (!f.timeout.empty()) o.timeout_s = static_cast<double>(parse_int("-T/--timeout", f.timeout, 0, 7 * 24 * 3600));
+  if (f.minb == "0" || (!f.minb.empty() && o.min_bytes == 0))
+    throw UsageError(quoted("-b/--minbytes", f.minb) + ": sizes must be at least 1 byte");
+  if (!f.maxb.empty() && o.max_bytes == 0)
+    throw UsageError(quoted("-e/--maxbytes", f.maxb) + ": sizes must be at least 1 byte");
+  if (!f.rpn.empty()) o.ranks_per_node = static_cast<int>(parse_int("--ranks-per-node", f.rpn, 1, kMaxInt));
+  if (!f.device.empty()) o.device = static_cast<int>(parse_int("--device", f.device, 0, 1023));
+  if (!f.gpus.empty()) o.gpus_per_process = static_cast<int>(parse_int("-g/--ngpus", f.gpus, 1, 64));
+  if (!f.graphs.empty()) o.graph_launches = static_cast<int>(parse_int("-G/--cudagraph", f.graphs, 0, 1'000'000));
+}
+
+/// Names from their tables: datatype, reduction, backend, placement, collectives, split.
+void interpret_names(const RawFlags& f, BenchOptions& o) {
+  if (!f.dtype.empty()) {
+    const auto t = parse_dtype(f.dtype);
+    if (!t) throw UsageError(quoted("-d/--datatype", f.dtype) + ": unknown datatype (int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double)");
+    o.dtype = *t;
+  }
+  if (!f.op.empty()) {
+    const auto x = parse_redop(f.op);
+    if (!x) throw UsageError(quoted("-o/--op", f.op) + ": unknown reduction (sum prod min max avg)");
+    o.redop = *x;
+  }
+  if (!f.backend.empty()) {
+    if (f.backend == "mpi") o.backend = BackendChoice::Mpi;
+    else if (f.backend == "nccl") o.backend = BackendChoice::Nccl;
+    else if (f.backend == "auto") o.backend = BackendChoice::Auto;
+    else throw UsageError(quoted("--backend", f.backend) + ": expected mpi, nccl or auto");
+  }
+  if (!f.placement.empty()) {
+    if (f.placement == "out") o.placement = Placement::Out;
+    else if (f.placement == "in") o.placement = Placement::In;
+    else if (f.placement == "both") o.placement = Placement::Both;
+    else throw UsageError(quoted("--placement", f.placement) + ": expected in, out or both");
+  }
+  if (!f.colls.empty()) o.colls = parse_colls(f.colls);
+  if (!f.split_mode.empty()) {
+    const auto sp = parse_split(f.split_mode);
+    if (!sp) throw UsageError(quoted("--split", f.split_mode) + ": expected rail, node, mod:K (K >= 1), nodes:A+B,C+D "
+                                                                "(node indices, each at most once) or none");
+    o.split = *sp;
+  }
+}
+
+/// The fire drills: --inject-stall RANK, --inject-delay-us RANK:US.
+void interpret_drills(const RawFlags& f, BenchOptions& o) {
+  if (!f.stall.empty()) o.inject_stall_rank = static_cast<int>(parse_int("--inject-stall", f.stall, 0, kMaxInt));
+  for (const std::string& d : f.delays) {
+    const auto colon = d.find(':');
+    if (colon == std::string::npos) throw UsageError(quoted("--inject-delay-us", d) + ": expected RANK:US");
+    InjectDelay x;
+    x.rank = static_cast<int>(parse_int("--inject-delay-us", d.substr(0, colon), 0, kMaxInt));
+    x.delay_us = static_cast<std::uint64_t>(parse_int("--inject-delay-us", d.substr(colon + 1), 0, 3'600'000'000LL));
+    o.inject_delays.push_back(x);
+  }
+}
+
+}  // namespace
+
+std::vector<Coll> parse_colls(const std::string& list) {
+  std::vector<Coll> out;
+  const std::vector<std::string> names = split(list, ',');
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const std::string& name = names[k];
+    if (name.empty() && k + 1 == names.size()) continue;  // "a,b," names a and b
+    if (name == "all") {
+      for (const auto& ci : all_colls()) out.push_back(ci.coll);
+      continue;
+    }
+    const auto c = parse_coll(name);
+    if (!c)
+      throw UsageError(quoted("--coll", name) +
+                       ": unknown collective (all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv all)");
+    out.push_back(*c);
+  }
+  if (out.empty()) throw UsageError(quoted("--coll", list) + ": no collective named");
+  return out;
+}
+
 ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
   ParsedCli r;
   BenchOptions& o = r.options;
@@ -60,50 +189,9 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
   CLI::App app{"railkit-bench: collective benchmark (nccl-tests flags), one process per rank under mpirun/srun",
                "railkit-bench"};
   app.set_help_flag("-h,--help", "Print this help and exit");
-  std::string minb, maxb, stepf, stepb, iters, warm, check, dtype, op, root, avg, cycles, timeout, colls, backend,
-      placement, stall, split_mode, rpn, device, gpus, graphs;
-  std::vector<std::string> delays;
-  bool version = false;
-  app.add_option("-b,--minbytes", minb, "Smallest size in bytes (K/M/G binary suffixes; default 32M)");
-  app.add_option("-e,--maxbytes", maxb, "Largest size in bytes (default 32M)");
-  app.add_option("-f,--stepfactor", stepf, "Multiply the size by this factor between sizes (default 1: use -i)");
-  app.add_option("-i,--stepbytes", stepb, "Add this many bytes between sizes when -f is 1 (default 1M)");
-  app.add_option("-n,--iters", iters, "Timed iterations per size (default 20)");
-  app.add_option("-w,--warmup_iters", warm, "Untimed warm-up iterations per size (default 5)");
-  app.add_option("-c,--check", check, "Data-check passes per size, 0 = off (default 1)");
-  app.add_option("-d,--datatype", dtype, "int8 uint8 int32 uint32 int64 uint64 float double (half bfloat16: nccl)");
-  app.add_option("-o,--op", op, "Reduction: sum prod min max (avg: nccl only); default sum");
-  app.add_option("-r,--root", root, "Root rank of broadcast and reduce (default 0)");
-  app.add_option("-a,--average", avg, "Per-op time across ranks: 0 rank 0, 1 avg, 2 min, 3 max (default 1)");
-  app.add_option("-N,--run_cycles", cycles, "Run the whole benchmark this many times (default 1)");
-  app.add_option("-T,--timeout", timeout, "Watchdog: end the run when an operation takes longer than this (s)");
-  app.add_option("-J,--output_file", o.output_file, "Write the results document (JSON) to this file");
-  app.add_option("--backend", backend, "mpi | nccl | auto (default auto: nccl when built and a GPU is usable)");
-  app.add_option("--coll", colls,
-                 "Collectives, comma separated: all_reduce all_gather reduce_scatter broadcast reduce alltoall "
-                 "sendrecv, or all (default all_reduce)");
-  app.add_option("--label", o.label, "Free text stored in the results document");
-  app.add_option("--placement", placement, "in | out | both (default both): in-place, out-of-place or both");
-  app.add_option("--split", split_mode,
-                 "Concurrent groups, one communicator each: rail (same node-local index across nodes), node, "
-                 "mod:K (rank % K), nodes:0+3,1+2 (groups of nodes; the others sit out), none");
-  app.add_option("--ranks-per-node", rpn, "Ranks [kK, (k+1)K) form node k (default: from the launcher)");
-  app.add_option("--device", device, "nccl: GPU index for this rank (default: node-local rank)");
-  app.add_option("-g,--ngpus", gpus,
-                 "nccl: GPUs driven by each process (ranks = processes x N; the mpi backend takes only 1)");
-  app.add_option("-G,--cudagraph", graphs,
-                 "nccl: capture the -n launches of each size in a CUDA graph and replay it this many times (0 = off)");
-  app.add_flag("--observe,!--no-observe", o.observe,
-               "nccl: record what NCCL did (NICs, PXN, GDR) from its INFO log (default on)");
-  app.add_flag("--nonblocking", o.nonblocking,
-               "nccl: non-blocking communicators (every call returns at once and is polled; each ncclGroupEnd then "
-               "costs a thread, which shows in small-message times). Default: blocking, as nccl-tests");
-  app.add_option("--inject-stall", stall,
-                 "Fire drill: this rank skips its first timed collective and stops there (needs -T)");
-  app.add_option("--inject-delay-us", delays,
-                 "Fire drill RANK:US: that rank sleeps US microseconds before each timed collective (repeatable)");
-  app.add_flag("--version", version, "Print the version and the backends compiled in");
-
+  RawFlags f;
+  add_size_and_timing_flags(app, f);
+  add_run_flags(app, f, o);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -113,87 +201,14 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());
   }
-  if (version) {
+  if (f.version) {
     r.show_version = true;
     r.exit_now = true;
     return r;
   }
-
-  constexpr long long kMaxInt = 1'000'000'000;
-  if (!minb.empty()) o.min_bytes = parse_size_bytes(minb, "-b/--minbytes");
-  if (!maxb.empty()) o.max_bytes = parse_size_bytes(maxb, "-e/--maxbytes");
-  if (!stepb.empty()) o.step_bytes = parse_size_bytes(stepb, "-i/--stepbytes");
-  if (!stepf.empty()) o.step_factor = static_cast<std::uint64_t>(parse_int("-f/--stepfactor", stepf, 1, 1 << 20));
-  if (!iters.empty()) o.iters = static_cast<int>(parse_int("-n/--iters", iters, 1, kMaxInt));
-  if (!warm.empty()) o.warmup_iters = static_cast<int>(parse_int("-w/--warmup_iters", warm, 0, kMaxInt));
-  if (!check.empty()) o.check_passes = static_cast<int>(parse_int("-c/--check", check, 0, 1000));
-  if (!root.empty()) o.root = static_cast<int>(parse_int("-r/--root", root, 0, kMaxInt));
-  if (!avg.empty()) o.average = static_cast<Average>(parse_int("-a/--average", avg, 0, 3));
-  if (!cycles.empty()) o.run_cycles = static_cast<int>(parse_int("-N/--run_cycles", cycles, 1, kMaxInt));
-  if (!timeout.empty()) {
-    const long long t = parse_int("-T/--timeout", timeout, 0, 7 * 24 * 3600);
-    o.timeout_s = static_cast<double>(t);
-  }
-  if (minb == "0" || (!minb.empty() && o.min_bytes == 0))
-    throw UsageError(quoted("-b/--minbytes", minb) + ": sizes must be at least 1 byte");
-  if (!maxb.empty() && o.max_bytes == 0)
-    throw UsageError(quoted("-e/--maxbytes", maxb) + ": sizes must be at least 1 byte");
-  if (!dtype.empty()) {
-    const auto t = parse_dtype(dtype);
-    if (!t) throw UsageError(quoted("-d/--datatype", dtype) + ": unknown datatype (int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double)");
-    o.dtype = *t;
-  }
-  if (!op.empty()) {
-    const auto x = parse_redop(op);
-    if (!x) throw UsageError(quoted("-o/--op", op) + ": unknown reduction (sum prod min max avg)");
-    o.redop = *x;
-  }
-  if (!backend.empty()) {
-    if (backend == "mpi") o.backend = BackendChoice::Mpi;
-    else if (backend == "nccl") o.backend = BackendChoice::Nccl;
-    else if (backend == "auto") o.backend = BackendChoice::Auto;
-    else throw UsageError(quoted("--backend", backend) + ": expected mpi, nccl or auto");
-  }
-  if (!placement.empty()) {
-    if (placement == "out") o.placement = Placement::Out;
-    else if (placement == "in") o.placement = Placement::In;
-    else if (placement == "both") o.placement = Placement::Both;
-    else throw UsageError(quoted("--placement", placement) + ": expected in, out or both");
-  }
-  if (!colls.empty()) {
-    o.colls.clear();
-    for (const std::string& name : split(colls, ',')) {
-      if (name == "all") {
-        for (const auto& ci : all_colls()) o.colls.push_back(ci.coll);
-        continue;
-      }
-      const auto c = parse_coll(name);
-      if (!c)
-        throw UsageError(quoted("--coll", name) +
-                         ": unknown collective (all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv all)");
-      o.colls.push_back(*c);
-    }
-    if (o.colls.empty()) throw UsageError(quoted("--coll", colls) + ": no collective named");
-  }
-  if (!split_mode.empty()) {
-    const auto sp = parse_split(split_mode);
-    if (!sp) throw UsageError(quoted("--split", split_mode) + ": expected rail, node, mod:K (K >= 1), nodes:A+B,C+D "
-                                                              "(node indices, each at most once) or none");
-    o.split = *sp;
-  }
-  if (!rpn.empty()) o.ranks_per_node = static_cast<int>(parse_int("--ranks-per-node", rpn, 1, kMaxInt));
-  if (!device.empty()) o.device = static_cast<int>(parse_int("--device", device, 0, 1023));
-  if (!gpus.empty()) o.gpus_per_process = static_cast<int>(parse_int("-g/--ngpus", gpus, 1, 64));
-  if (!graphs.empty()) o.graph_launches = static_cast<int>(parse_int("-G/--cudagraph", graphs, 0, 1'000'000));
-  if (!stall.empty()) o.inject_stall_rank = static_cast<int>(parse_int("--inject-stall", stall, 0, kMaxInt));
-  for (const std::string& d : delays) {
-    const auto colon = d.find(':');
-    if (colon == std::string::npos) throw UsageError(quoted("--inject-delay-us", d) + ": expected RANK:US");
-    InjectDelay x;
-    x.rank = static_cast<int>(parse_int("--inject-delay-us", d.substr(0, colon), 0, kMaxInt));
-    x.delay_us = static_cast<std::uint64_t>(parse_int("--inject-delay-us", d.substr(colon + 1), 0, 3'600'000'000LL));
-    o.inject_delays.push_back(x);
-  }
+  interpret_numbers(f, o);
+  interpret_names(f, o);
+  interpret_drills(f, o);
   validate(o, 0);
   return r;
 }

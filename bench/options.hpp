@@ -59,6 +59,10 @@ struct ParsedCli {
   bool show_version = false;
 };
 
+/// Parses --coll's comma list (names of all_colls(), or `all`). Throws UsageError naming the
+/// unknown name, or the list when it names none.
+std::vector<Coll> parse_colls(const std::string& list);
+
 /// Parses argv. Prints --help itself; throws UsageError (one line naming the flag and value)
 /// on any bad flag or value. Does not touch MPI or the machine.
 ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text);

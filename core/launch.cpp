@@ -130,104 +130,72 @@ std::string LaunchResult::describe() const {
   return "unknown";
 }
 
-LaunchResult run_process(const LaunchSpec& spec, char* const* base_env) {
-  if (spec.argv.empty()) throw std::invalid_argument("run_process: empty argv");
+namespace {
 
-  // Everything the child needs is built before fork: the child only calls async-signal-safe functions.
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
+/// Everything the child needs, built before fork: the child only calls async-signal-safe functions.
+struct ChildPlan {
   std::vector<std::string> env_strings;
+  std::vector<char*> argv, envp;
+  std::string in_path, out_path, err_path, cwd;
+  bool search_path = false;
+};
+
+ChildPlan plan_child(const LaunchSpec& spec, char* const* base_env) {
+  ChildPlan c;
+  for (const auto& a : spec.argv) c.argv.push_back(const_cast<char*>(a.c_str()));
+  c.argv.push_back(nullptr);
   for (char* const* e = base_env; e && *e; ++e) {
     const std::string_view entry(*e);
     const std::string name(entry.substr(0, entry.find('=')));
-    if (!spec.env_add.count(name)) env_strings.emplace_back(entry);
+    if (!spec.env_add.count(name)) c.env_strings.emplace_back(entry);
   }
-  for (const auto& [k, v] : spec.env_add) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  const std::string in_path = spec.stdin_path.string();
-  const std::string out_path = spec.stdout_path.string();
-  const std::string err_path = spec.stderr_path.string();
-  const std::string cwd = spec.cwd.string();
-  const bool search_path = spec.argv[0].find('/') == std::string::npos;
+  for (const auto& [k, v] : spec.env_add) c.env_strings.push_back(k + "=" + v);
+  for (auto& s : c.env_strings) c.envp.push_back(s.data());
+  c.envp.push_back(nullptr);
+  c.in_path = spec.stdin_path.string();
+  c.out_path = spec.stdout_path.string();
+  c.err_path = spec.stderr_path.string();
+  c.cwd = spec.cwd.string();
+  c.search_path = spec.argv[0].find('/') == std::string::npos;
+  return c;
+}
 
-  LaunchResult res;
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
-    res.start_error = std::string("pipe: ") + std::strerror(errno);
-    return res;
-  }
+/// In the child: its own process group, the redirections, the directory, then exec. Reports a
+/// failing stage through `fd` (and exits) instead of returning.
+[[noreturn]] void exec_child(const ChildPlan& c, int fd, const sigset_t& old_mask) {
+  ::setpgid(0, 0);
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  const auto redirect = [&](const std::string& path, int flags, int target, Stage stage) {
+    if (path.empty()) return;
+    const int f = ::open(path.c_str(), flags, 0644);
+    if (f < 0 || ::dup2(f, target) < 0) child_fail(fd, stage);
+    ::close(f);
+  };
+  redirect(c.in_path, O_RDONLY, STDIN_FILENO, Stage::Stdin);
+  redirect(c.out_path, O_WRONLY | O_CREAT | O_TRUNC, STDOUT_FILENO, Stage::Stdout);
+  redirect(c.err_path, O_WRONLY | O_CREAT | O_TRUNC, STDERR_FILENO, Stage::Stderr);
+  if (!c.cwd.empty() && ::chdir(c.cwd.c_str()) != 0) child_fail(fd, Stage::Cwd);
+  if (c.search_path)
+    ::execvpe(c.argv[0], c.argv.data(), c.envp.data());
+  else
+    ::execve(c.argv[0], c.argv.data(), c.envp.data());
+  child_fail(fd, Stage::Exec);
+}
 
-  sigset_t held, old_mask;
-  sigemptyset(&held);
-  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&held, s);
-  ::pthread_sigmask(SIG_BLOCK, &held, &old_mask);
-  const auto t0 = Clock::now();
+/// "cannot open PATH: reason" for the stage the child reported.
+std::string start_failure(const ChildFailure& failure, const ChildPlan& c, const std::string& program) {
+  switch (static_cast<Stage>(failure.stage)) {
+    case Stage::Stdin: return "cannot open " + c.in_path + ": " + std::strerror(failure.err);
+    case Stage::Stdout: return "cannot open " + c.out_path + ": " + std::strerror(failure.err);
+    case Stage::Stderr: return "cannot open " + c.err_path + ": " + std::strerror(failure.err);
+    case Stage::Cwd: return "cannot enter " + c.cwd + ": " + std::strerror(failure.err);
+    default: return "cannot execute " + program + ": " + std::strerror(failure.err);
+  }
+}
 
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    res.start_error = std::string("fork: ") + std::strerror(errno);
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
-    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-    return res;
-  }
-  if (pid == 0) {
-    ::close(pipefd[0]);
-    ::setpgid(0, 0);
-    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-    if (!in_path.empty()) {
-      const int fd = ::open(in_path.c_str(), O_RDONLY);
-      if (fd < 0 || ::dup2(fd, STDIN_FILENO) < 0) child_fail(pipefd[1], Stage::Stdin);
-      ::close(fd);
-    }
-    if (!out_path.empty()) {
-      const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0) child_fail(pipefd[1], Stage::Stdout);
-      ::close(fd);
-    }
-    if (!err_path.empty()) {
-      const int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0 || ::dup2(fd, STDERR_FILENO) < 0) child_fail(pipefd[1], Stage::Stderr);
-      ::close(fd);
-    }
-    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) child_fail(pipefd[1], Stage::Cwd);
-    if (search_path)
-      ::execvpe(argv[0], argv.data(), envp.data());
-    else
-      ::execve(argv[0], argv.data(), envp.data());
-    child_fail(pipefd[1], Stage::Exec);
-  }
-  ::setpgid(pid, pid);  // also here, so the group exists before we might signal it
-  ::close(pipefd[1]);
-
-  ChildFailure failure;
-  ssize_t got;
-  while ((got = ::read(pipefd[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
-  }
-  ::close(pipefd[0]);
-  if (got == static_cast<ssize_t>(sizeof failure)) {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-    const char* what = failure.stage == static_cast<int>(Stage::Stdin)    ? "cannot open "
-                       : failure.stage == static_cast<int>(Stage::Stdout) ? "cannot open "
-                       : failure.stage == static_cast<int>(Stage::Stderr) ? "cannot open "
-                       : failure.stage == static_cast<int>(Stage::Cwd)    ? "cannot enter "
-                                                                           : "cannot execute ";
-    const std::string& subject = failure.stage == static_cast<int>(Stage::Stdin)    ? in_path
-                                 : failure.stage == static_cast<int>(Stage::Stdout) ? out_path
-                                 : failure.stage == static_cast<int>(Stage::Stderr) ? err_path
-                                 : failure.stage == static_cast<int>(Stage::Cwd)    ? cwd
-                                                                                     : spec.argv[0];
-    res.start_error = what + subject + ": " + std::strerror(failure.err);
-    res.elapsed_s = seconds_since(t0);
-    return res;
-  }
-
+/// Waits for the started child: its exit, the time limit, or a held SIGINT/SIGTERM/SIGHUP
+/// (both end its whole group); calls on_tick on the way.
+void wait_child(pid_t pid, const LaunchSpec& spec, const sigset_t& held, Clock::time_point t0, LaunchResult& res) {
   double next_tick = spec.tick_s > 0 ? spec.tick_s : 1.0;
   int status = 0;
   for (;;) {
@@ -236,14 +204,14 @@ LaunchResult run_process(const LaunchSpec& spec, char* const* base_env) {
       res.end = WIFEXITED(status) ? LaunchResult::End::Exited : LaunchResult::End::Signaled;
       if (WIFEXITED(status)) res.exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) res.signal = WTERMSIG(status);
-      break;
+      return;
     }
     const double elapsed = seconds_since(t0);
     if (spec.timeout_s > 0 && elapsed >= spec.timeout_s) {
       end_group(pid, spec.kill_grace_s);
       res.end = LaunchResult::End::TimedOut;
       res.timeout_s = spec.timeout_s;
-      break;
+      return;
     }
     if (spec.on_tick && elapsed >= next_tick) {
       spec.on_tick(elapsed);
@@ -258,9 +226,56 @@ LaunchResult run_process(const LaunchSpec& spec, char* const* base_env) {
       end_group(pid, spec.kill_grace_s);
       res.end = LaunchResult::End::Interrupted;
       res.signal = sig;
-      break;
+      return;
     }
   }
+}
+
+}  // namespace
+
+LaunchResult run_process(const LaunchSpec& spec, char* const* base_env) {
+  if (spec.argv.empty()) throw std::invalid_argument("run_process: empty argv");
+  const ChildPlan plan = plan_child(spec, base_env);
+  LaunchResult res;
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
+    res.start_error = std::string("pipe: ") + std::strerror(errno);
+    return res;
+  }
+  sigset_t held, old_mask;
+  sigemptyset(&held);
+  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&held, s);
+  ::pthread_sigmask(SIG_BLOCK, &held, &old_mask);
+  const auto t0 = Clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    res.start_error = std::string("fork: ") + std::strerror(errno);
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    return res;
+  }
+  if (pid == 0) {
+    ::close(pipefd[0]);
+    exec_child(plan, pipefd[1], old_mask);
+  }
+  ::setpgid(pid, pid);  // also here, so the group exists before we might signal it
+  ::close(pipefd[1]);
+  ChildFailure failure;
+  ssize_t got;
+  while ((got = ::read(pipefd[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  ::close(pipefd[0]);
+  if (got == static_cast<ssize_t>(sizeof failure)) {  // the child reported a failed stage and exited
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    res.start_error = start_failure(failure, plan, spec.argv[0]);
+    res.elapsed_s = seconds_since(t0);
+    return res;
+  }
+  wait_child(pid, spec, held, t0, res);
   res.elapsed_s = seconds_since(t0);
   // Drop a SIGCHLD still pending from this child before restoring the caller's mask.
   sigset_t chld;

@@ -65,6 +65,14 @@ std::string join(const Range& items, std::string_view sep) {
   return out;
 }
 
+/// Equal ignoring ASCII case.
+inline bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
 /// ASCII lower case.
 inline std::string to_lower(std::string_view s) {
   std::string out(s);

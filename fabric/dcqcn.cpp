@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <set>
 #include <utility>
@@ -15,6 +14,7 @@
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "core/tunables.hpp"
 #include "topology/sysfs.hpp"
 
@@ -68,27 +68,12 @@ bool is_enable_name(std::string_view name) {
   return false;
 }
 
-std::optional<std::int64_t> as_int(std::string_view v) {
-  std::int64_t x = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || p != v.data() + v.size()) return std::nullopt;
-  return x;
-}
-
 /// Whether a read-back value means the same as the value written ("0100" reads as 100).
 bool same_value(std::string_view a, std::string_view b) {
-  const auto x = as_int(a);
-  const auto y = as_int(b);
+  const auto x = to_int(a);
+  const auto y = to_int(b);
   if (x && y) return *x == *y;
   return a == b;
-}
-
-std::string trim(std::string s) {
-  const auto ws = [](unsigned char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\0'; };
-  while (!s.empty() && ws(static_cast<unsigned char>(s.back()))) s.pop_back();
-  std::size_t b = 0;
-  while (b < s.size() && ws(static_cast<unsigned char>(s[b]))) ++b;
-  return s.substr(b);
 }
 
 std::string errno_reason(int err) {
@@ -124,7 +109,7 @@ ReadResult read_value(const fs::path& abs) {
     }
   }
   ::close(fd);
-  return {trim(std::move(data)), ""};
+  return {std::string(trim(data)), ""};
 }
 
 /// Writes "value\n" in place with one write() (sysfs takes an attribute in one write and cannot be
@@ -559,7 +544,7 @@ nlohmann::ordered_json dcqcn_show_json(const SysRoot& root, const std::vector<Dc
     auto value_json = [&](const std::string& name) -> nlohmann::ordered_json {
       auto it = values.find(name);
       if (it == values.end()) return nullptr;
-      if (auto x = as_int(it->second)) return *x;
+      if (auto x = to_int(it->second)) return *x;
       return it->second;
     };
     nlohmann::ordered_json n;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "core/units.hpp"
 
 namespace railkit::sweep {
@@ -30,14 +31,11 @@ std::optional<double> geomean(const std::vector<double>& values) {
   return std::exp(log_sum / static_cast<double>(values.size()));
 }
 
-Comparison compare(std::vector<CompareInput> inputs, const std::string& baseline) {
-  Comparison c;
-  c.inputs = std::move(inputs);
-  const size_t n = c.inputs.size();
-  for (const auto& in : c.inputs) c.has_results.push_back(in.doc.has_value() && !in.doc->results.empty());
-  if (std::none_of(c.has_results.begin(), c.has_results.end(), [](bool b) { return b; }))
-    throw UsageError("nothing to compare: no configuration has results");
+namespace {
 
+/// Sets c.baseline (the named configuration, or the first with results) and its name.
+void choose_baseline(Comparison& c, const std::string& baseline) {
+  const size_t n = c.inputs.size();
   if (baseline.empty()) {
     for (size_t i = 0; i < n; ++i)
       if (c.has_results[i]) {
@@ -45,21 +43,24 @@ Comparison compare(std::vector<CompareInput> inputs, const std::string& baseline
         break;
       }
     c.baseline_name = c.inputs[*c.baseline].name;
-  } else {
-    for (size_t i = 0; i < n; ++i)
-      if (c.inputs[i].name == baseline) {
-        c.baseline_name = baseline;
-        if (c.has_results[i]) c.baseline = i;
-        break;
-      }
-    if (c.baseline_name.empty()) {
-      std::string names;
-      for (const auto& in : c.inputs) names += (names.empty() ? "" : ", ") + in.name;
-      throw UsageError("--baseline " + baseline + ": no such configuration (have: " + names + ")");
-    }
+    return;
   }
+  for (size_t i = 0; i < n; ++i)
+    if (c.inputs[i].name == baseline) {
+      c.baseline_name = baseline;
+      if (c.has_results[i]) c.baseline = i;
+      return;
+    }
+  std::vector<std::string> names;
+  for (const auto& in : c.inputs) names.push_back(in.name);
+  throw UsageError("--baseline " + baseline + ": no such configuration (have: " + join(names, ", ") + ")");
+}
 
-  // Tables keyed by (op, dtype, redop, in_place) in order of first appearance; rows by size.
+/// One table per (op, dtype, redop, placement) in order of first appearance, out-of-place before
+/// in-place for the same collective as the bench prints them; a row per size with every
+/// configuration's mean busbw and the best one.
+std::vector<CompareTable> build_tables(const Comparison& c) {
+  const size_t n = c.inputs.size();
   using Key = std::tuple<std::string, std::string, std::string, bool>;
   std::vector<Key> keys;
   std::map<std::pair<size_t, std::uint64_t>, std::vector<std::pair<double, int>>> sums;  // (table, bytes) -> per config
@@ -76,19 +77,19 @@ Comparison compare(std::vector<CompareInput> inputs, const std::string& baseline
       cell[i].second += 1;
     }
   }
-  // Out-of-place before in-place for the same collective, as the bench prints them.
+  const auto first_of_coll = [&](size_t t) {
+    for (size_t u = 0; u < keys.size(); ++u)
+      if (std::get<0>(keys[u]) == std::get<0>(keys[t]) && std::get<1>(keys[u]) == std::get<1>(keys[t]) &&
+          std::get<2>(keys[u]) == std::get<2>(keys[t]))
+        return u;
+    return t;
+  };
   std::vector<size_t> order(keys.size());
   for (size_t t = 0; t < keys.size(); ++t) order[t] = t;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const auto first = [&](size_t t) {
-      for (size_t u = 0; u < keys.size(); ++u)
-        if (std::get<0>(keys[u]) == std::get<0>(keys[t]) && std::get<1>(keys[u]) == std::get<1>(keys[t]) &&
-            std::get<2>(keys[u]) == std::get<2>(keys[t]))
-          return u;
-      return t;
-    };
-    return std::make_pair(first(a), std::get<3>(keys[a])) < std::make_pair(first(b), std::get<3>(keys[b]));
+    return std::make_pair(first_of_coll(a), std::get<3>(keys[a])) < std::make_pair(first_of_coll(b), std::get<3>(keys[b]));
   });
+  std::vector<CompareTable> tables;
   for (size_t t : order) {
     CompareTable tab;
     std::tie(tab.op, tab.dtype, tab.redop, tab.in_place) = keys[t];
@@ -99,28 +100,19 @@ Comparison compare(std::vector<CompareInput> inputs, const std::string& baseline
       for (size_t i = 0; i < n; ++i)
         if (it->second[i].second > 0) row.busbw_GBps[i] = it->second[i].first / it->second[i].second;
       for (size_t i = 0; i < n; ++i)
-        if (row.busbw_GBps[i] && *row.busbw_GBps[i] > 0 &&
-            (!row.winner || *row.busbw_GBps[i] > *row.busbw_GBps[*row.winner]))
+        if (row.busbw_GBps[i] && *row.busbw_GBps[i] > 0 && (!row.winner || *row.busbw_GBps[i] > *row.busbw_GBps[*row.winner]))
           row.winner = i;
       tab.rows.push_back(std::move(row));
     }
-    c.tables.push_back(std::move(tab));
+    tables.push_back(std::move(tab));
   }
+  return tables;
+}
 
-  c.geomean_ratio.assign(n, std::nullopt);
-  c.geomean_sizes.assign(n, 0);
-  if (c.baseline) {
-    const size_t b = *c.baseline;
-    for (size_t i = 0; i < n; ++i) {
-      std::vector<double> rs;
-      for (const auto& tab : c.tables)
-        for (const auto& row : tab.rows)
-          if (auto q = ratio(row.busbw_GBps[i], row.busbw_GBps[b])) rs.push_back(*q);
-      c.geomean_ratio[i] = geomean(rs);
-      c.geomean_sizes[i] = static_cast<int>(rs.size());
-    }
-  }
-
+/// Runs of consecutive sizes of a table with the same best configuration, with its ratio over
+/// the baseline there.
+std::vector<WinnerRange> winner_ranges(const Comparison& c) {
+  std::vector<WinnerRange> out;
   for (size_t t = 0; t < c.tables.size(); ++t) {
     const auto& rows = c.tables[t].rows;
     for (size_t r = 0; r < rows.size();) {
@@ -137,10 +129,37 @@ Comparison compare(std::vector<CompareInput> inputs, const std::string& baseline
           if (auto q = ratio(rows[e].busbw_GBps[w.config], rows[e].busbw_GBps[*c.baseline])) rs.push_back(*q);
       }
       w.ratio = geomean(rs);
-      c.winners.push_back(w);
+      out.push_back(w);
       r = e;
     }
   }
+  return out;
+}
+
+}  // namespace
+
+Comparison compare(std::vector<CompareInput> inputs, const std::string& baseline) {
+  Comparison c;
+  c.inputs = std::move(inputs);
+  const size_t n = c.inputs.size();
+  for (const auto& in : c.inputs) c.has_results.push_back(in.doc.has_value() && !in.doc->results.empty());
+  if (std::none_of(c.has_results.begin(), c.has_results.end(), [](bool b) { return b; }))
+    throw UsageError("nothing to compare: no configuration has results");
+  choose_baseline(c, baseline);
+  c.tables = build_tables(c);
+  c.geomean_ratio.assign(n, std::nullopt);
+  c.geomean_sizes.assign(n, 0);
+  if (c.baseline) {
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<double> rs;
+      for (const auto& tab : c.tables)
+        for (const auto& row : tab.rows)
+          if (auto q = ratio(row.busbw_GBps[i], row.busbw_GBps[*c.baseline])) rs.push_back(*q);
+      c.geomean_ratio[i] = geomean(rs);
+      c.geomean_sizes[i] = static_cast<int>(rs.size());
+    }
+  }
+  c.winners = winner_ranges(c);
   return c;
 }
 

@@ -365,7 +365,10 @@ std::vector<ConfigRecord> ordered(const std::vector<BenchConfig>& planned, std::
 
 }  // namespace
 
-SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& progress, bool tty) {
+namespace {
+
+/// Checks the options before anything runs; returns the baseline's name. Throws UsageError.
+std::string check_sweep_options(const SweepOptions& o) {
   if (o.configs.empty()) throw UsageError("nothing to sweep: no configuration");
   o.launcher.validate();
   launch::check_bench_args(o.bench_args, "sweep");
@@ -374,11 +377,91 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
   if (o.timeout_s < 0) throw UsageError(fmt::format("--timeout-s {}: must be >= 0", o.timeout_s));
   std::string baseline = o.baseline.empty() ? o.configs.front().name : o.baseline;
   if (std::none_of(o.configs.begin(), o.configs.end(), [&](const BenchConfig& c) { return c.name == baseline; })) {
-    std::string names;
-    for (const auto& c : o.configs) names += (names.empty() ? "" : ", ") + c.name;
-    throw UsageError("--baseline " + baseline + ": no such configuration (have: " + names + ")");
+    std::vector<std::string> names;
+    for (const auto& c : o.configs) names.push_back(c.name);
+    throw UsageError("--baseline " + baseline + ": no such configuration (have: " + join(names, ", ") + ")");
+  }
+  return baseline;
+}
+
+/// Earlier records of the sweep in `sweep_path` (--resume), in their order; refuses a sweep run
+/// with other bench arguments, launcher or configurations, and an existing one without --resume.
+SweepDocument earlier_sweep(const SweepOptions& o, const fs::path& out_dir, const fs::path& sweep_path,
+                            std::map<std::string, ConfigRecord>& recs, std::vector<std::string>& old_order) {
+  if (!fs::exists(sweep_path)) return {};
+  if (!o.resume)
+    throw UsageError("--out " + o.out_dir.string() +
+                     " already holds a sweep (sweep.json): pass --resume to continue it, or choose another directory");
+  SweepDocument old = load_sweep(out_dir);
+  if (old.bench_args != o.bench_args)
+    throw UsageError("--resume: " + sweep_path.string() + " was run with other bench arguments (" +
+                     json(old.bench_args).dump() + ")");
+  if (old.launcher != launcher_json(o.launcher))
+    throw UsageError("--resume: " + sweep_path.string() + " was run with another launcher setup (" + old.launcher.dump() + ")");
+  for (auto& r : old.configs) {
+    for (const auto& c : o.configs)
+      if (c.name == r.name && (c.env != r.env || c.args != r.args))
+        throw UsageError("--resume: configuration '" + r.name + "' in " + sweep_path.string() +
+                         " has another environment or arguments than now");
+    old_order.push_back(r.name);
+    recs[r.name] = std::move(r);
+  }
+  return old;
+}
+
+/// The progress lines of a sweep: k/N, elapsed and ETA from the mean time of the launches so far.
+class SweepProgress {
+ public:
+  SweepProgress(std::ostream& out, bool tty, std::size_t todo) : out_(out), tty_(tty), todo_(todo) {}
+  void start(const std::string& head) {
+    head_ = head;
+    if (tty_) out_ << "\r\033[K" << head_ << ": running, " << eta(0) << std::flush;
+    else out_ << head_ << ": running (sweep " << format_duration(elapsed()) << ", " << eta(0) << ")\n" << std::flush;
+  }
+  /// For run_config's tick (rewrites the line in place on a terminal).
+  std::function<void(double)> ticker() {
+    if (!tty_) return {};
+    return [this](double el) {
+      out_ << "\r\033[K" << head_ << ": running " << format_duration(el) << ", " << eta(el) << std::flush;
+    };
+  }
+  void interrupted(const LaunchResult& lr) {
+    if (tty_) out_ << "\r\033[K";
+    out_ << head_ << ": " << lr.describe() << "; not recorded\n" << std::flush;
+  }
+  void done(const ConfigRecord& r, double run_s) {
+    ++runs_;
+    total_s_ += run_s;
+    std::string line = fmt::format("{}: {} in {}", head_, name(r.status), format_duration(run_s));
+    if (r.status != TrialStatus::Ok) line += " - " + r.error;
+    line += fmt::format(" (sweep {}", format_duration(elapsed()));
+    if (runs_ < todo_)
+      line += ", ETA " + format_duration(total_s_ / static_cast<double>(runs_) * static_cast<double>(todo_ - runs_));
+    line += ")";
+    if (tty_) out_ << "\r\033[K";
+    out_ << line << "\n" << std::flush;
   }
 
+ private:
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+  std::string eta(double current_s) const {
+    if (runs_ == 0) return "ETA -";
+    const double avg = total_s_ / static_cast<double>(runs_);
+    return "ETA " + format_duration(std::max(0.0, avg - current_s) + avg * static_cast<double>(todo_ - runs_ - 1));
+  }
+
+  std::ostream& out_;
+  bool tty_;
+  std::size_t todo_, runs_ = 0;
+  double total_s_ = 0;
+  std::string head_;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& progress, bool tty) {
+  const std::string baseline = check_sweep_options(o);
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
   if (ec || !fs::is_directory(o.out_dir)) throw UsageError("--out " + o.out_dir.string() + ": cannot create the directory");
@@ -387,29 +470,10 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
   check_writable(sweep_path, "--out");
 
   SweepOutcome res;
-  SweepDocument& doc = res.doc;
   std::map<std::string, ConfigRecord> recs;
   std::vector<std::string> old_order;
-  if (fs::exists(sweep_path)) {
-    if (!o.resume)
-      throw UsageError("--out " + o.out_dir.string() +
-                       " already holds a sweep (sweep.json): pass --resume to continue it, or choose another directory");
-    SweepDocument old = load_sweep(out_dir);
-    if (old.bench_args != o.bench_args)
-      throw UsageError("--resume: " + sweep_path.string() + " was run with other bench arguments (" +
-                       json(old.bench_args).dump() + ")");
-    if (old.launcher != launcher_json(o.launcher))
-      throw UsageError("--resume: " + sweep_path.string() + " was run with another launcher setup (" + old.launcher.dump() + ")");
-    for (auto& r : old.configs) {
-      for (const auto& c : o.configs)
-        if (c.name == r.name && (c.env != r.env || c.args != r.args))
-          throw UsageError("--resume: configuration '" + r.name + "' in " + sweep_path.string() +
-                           " has another environment or arguments than now");
-      old_order.push_back(r.name);
-      recs[r.name] = std::move(r);
-    }
-    doc.created = old.created;
-  }
+  SweepDocument& doc = res.doc;
+  doc.created = earlier_sweep(o, out_dir, sweep_path, recs, old_order).created;
   doc.railkit_version = kVersion;
   if (doc.created.empty()) doc.created = utc_now_iso();
   doc.updated = utc_now_iso();
@@ -426,8 +490,7 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
   std::vector<size_t> todo;
   for (size_t k = 0; k < n; ++k) {
     auto it = recs.find(o.configs[k].name);
-    const bool done = it != recs.end() && (it->second.status == TrialStatus::Ok || !o.retry_failed);
-    if (done) {
+    if (it != recs.end() && (it->second.status == TrialStatus::Ok || !o.retry_failed)) {
       ++res.skipped;
       progress << fmt::format("[{}/{}] {}: {} earlier, skipped (--resume)\n", k + 1, n, o.configs[k].name, name(it->second.status));
     } else {
@@ -437,60 +500,26 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
   progress.flush();
 
   const launch::LaunchContext ctx{o.launcher, o.bench, o.bench_args, out_dir, o.timeout_s, o.kill_grace_s};
-  const auto t_sweep = std::chrono::steady_clock::now();
-  double run_total_s = 0;
-  size_t runs_done = 0;
+  SweepProgress line(progress, tty, todo.size());
   for (size_t k : todo) {
     const BenchConfig& c = o.configs[k];
-    const std::string base = fmt::format("{:03d}-{}", k + 1, slug(c.name));
-    const size_t left_after = todo.size() - runs_done - 1;
-    auto eta = [&](double current_s) -> std::string {
-      if (runs_done == 0) return "ETA -";
-      const double avg = run_total_s / static_cast<double>(runs_done);
-      return "ETA " + format_duration(std::max(0.0, avg - current_s) + avg * static_cast<double>(left_after));
-    };
-    auto sweep_elapsed = [&] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_sweep).count();
-    };
-    const std::string head = fmt::format("[{}/{}] {}", k + 1, n, c.name);
-    if (tty)
-      progress << "\r\033[K" << head << ": running, " << eta(0) << std::flush;
-    else
-      progress << head << ": running (sweep " << format_duration(sweep_elapsed()) << ", " << eta(0) << ")\n" << std::flush;
-
-    std::function<void(double)> tick;
-    if (tty)
-      tick = [&](double el) {
-        progress << "\r\033[K" << head << ": running " << format_duration(el) << ", " << eta(el) << std::flush;
-      };
-    launch::TrialRun tr = launch::run_config(ctx, c, base, envp, tick);
+    line.start(fmt::format("[{}/{}] {}", k + 1, n, c.name));
+    launch::TrialRun tr = launch::run_config(ctx, c, fmt::format("{:03d}-{}", k + 1, slug(c.name)), envp, line.ticker());
     const LaunchResult& lr = tr.launch;
     if (lr.end == LaunchResult::End::Interrupted) {
-      if (tty) progress << "\r\033[K";
-      progress << head << ": " << lr.describe() << "; not recorded\n" << std::flush;
+      line.interrupted(lr);
       throw InterruptedError(lr.signal, fmt::format("sweep interrupted by signal {}; {} finished configurations are in "
                                                     "{}; continue with --resume",
                                                     lr.signal, doc.configs.size(), sweep_path.string()));
     }
-    ConfigRecord& r = tr.record;
+    const ConfigRecord& r = tr.record;
     if (r.status != TrialStatus::Ok) ++res.failed;
     ++res.ran;
-    ++runs_done;
-    run_total_s += lr.elapsed_s;
     recs[c.name] = r;
     doc.updated = utc_now_iso();
     doc.configs = ordered(doc.planned, recs, old_order);
     write_doc(sweep_path, doc);
-
-    std::string line = fmt::format("{}: {} in {}", head, name(r.status), format_duration(lr.elapsed_s));
-    if (r.status != TrialStatus::Ok) line += " - " + r.error;
-    line += fmt::format(" (sweep {}", format_duration(sweep_elapsed()));
-    if (runs_done < todo.size())
-      line += ", ETA " + format_duration(run_total_s / static_cast<double>(runs_done) *
-                                         static_cast<double>(todo.size() - runs_done));
-    line += ")";
-    if (tty) progress << "\r\033[K";
-    progress << line << "\n" << std::flush;
+    line.done(r, lr.elapsed_s);
   }
   return res;
 }

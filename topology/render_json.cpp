@@ -68,17 +68,7 @@ json port_json(const Port& p) {
           {"verbs", verbs}};
 }
 
-}  // namespace
-
-nlohmann::json to_json(const Topology& t) {
-  json j;
-  j["schema"] = "railkit.topology/1";
-  j["host"] = t.host;
-  j["root"] = t.root;
-  j["cpu"] = {{"arch", t.cpu_arch}, {"vendor", t.cpu_vendor}};
-  json numa = json::array();
-  for (const auto& n : t.numa_nodes) numa.push_back({{"id", n.id}, {"cpus", n.cpulist}});
-  j["numa_nodes"] = numa;
+json gpus_json(const Topology& t) {
   json gpus = json::array();
   std::map<std::string, std::string> rail_of;
   for (const auto& r : t.rails) rail_of[r.gpu] = r.nic;
@@ -94,7 +84,10 @@ nlohmann::json to_json(const Topology& t) {
                     {"link", f ? link_json(f->link) : json(nullptr)},
                     {"nic", rail_of.count(g.name) ? json(rail_of[g.name]) : json(nullptr)}});
   }
-  j["gpus"] = gpus;
+  return gpus;
+}
+
+json nics_json(const Topology& t) {
   json nics = json::array();
   for (const auto& n : t.nics) {
     const auto* f = t.function(n.bdf);
@@ -113,14 +106,10 @@ nlohmann::json to_json(const Topology& t) {
                     {"gpus", n.gpus},
                     {"ports", ports}});
   }
-  j["nics"] = nics;
-  json paths = json::array();
-  for (const auto& p : t.paths) {
-    const bool gpu_pair = t.gpu(p.from) || t.gpu(p.to);
-    if (!gpu_pair) continue;  // GPU-NIC and GPU-GPU only
-    paths.push_back({{"from", p.from}, {"to", p.to}, {"type", p.path.str()}, {"pci", p.pci}});
-  }
-  j["paths"] = paths;
+  return nics;
+}
+
+json rails_json(const Topology& t) {
   json rails = json::array();
   for (const auto& r : t.rails) {
     json bridges = json::array();
@@ -142,12 +131,10 @@ nlohmann::json to_json(const Topology& t) {
                      {"shared", r.shared},
                      {"bridges", bridges}});
   }
-  j["rails"] = rails;
-  json non_rail = json::array();
-  for (const auto& n : t.nics)
-    if (!n.rail) non_rail.push_back(n.name);
-  j["non_rail_nics"] = non_rail;
-  j["suggestions"] = {{"NCCL_IB_HCA", t.nccl_ib_hca}, {"per_local_rank_hca", t.per_rank_hca}};
+  return rails;
+}
+
+json bridges_json(const Topology& t) {
   json bridges = json::array();
   for (const auto& [bdf, f] : t.pci) {
     if (!f.is_bridge()) continue;
@@ -156,7 +143,34 @@ nlohmann::json to_json(const Topology& t) {
       acs = {{"present", f.acs.present}, {"capability", f.acs.capability}, {"control", f.acs.control}};
     bridges.push_back({{"bdf", bdf}, {"host_bridge", f.host_bridge}, {"link", link_json(f.link)}, {"acs", acs}});
   }
-  j["bridges"] = bridges;
+  return bridges;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Topology& t) {
+  json j;
+  j["schema"] = "railkit.topology/1";
+  j["host"] = t.host;
+  j["root"] = t.root;
+  j["cpu"] = {{"arch", t.cpu_arch}, {"vendor", t.cpu_vendor}};
+  json numa = json::array();
+  for (const auto& n : t.numa_nodes) numa.push_back({{"id", n.id}, {"cpus", n.cpulist}});
+  j["numa_nodes"] = numa;
+  j["gpus"] = gpus_json(t);
+  j["nics"] = nics_json(t);
+  json paths = json::array();
+  for (const auto& p : t.paths)
+    if (t.gpu(p.from) || t.gpu(p.to))  // GPU-NIC and GPU-GPU only
+      paths.push_back({{"from", p.from}, {"to", p.to}, {"type", p.path.str()}, {"pci", p.pci}});
+  j["paths"] = paths;
+  j["rails"] = rails_json(t);
+  json non_rail = json::array();
+  for (const auto& n : t.nics)
+    if (!n.rail) non_rail.push_back(n.name);
+  j["non_rail_nics"] = non_rail;
+  j["suggestions"] = {{"NCCL_IB_HCA", t.nccl_ib_hca}, {"per_local_rank_hca", t.per_rank_hca}};
+  j["bridges"] = bridges_json(t);
   j["gdr_module"] = {{"loaded", t.gdr_module}, {"source", t.gdr_source}};
   j["nvlink_source"] = t.nvlink_source.empty() ? json(nullptr) : json(t.nvlink_source);
   json findings = json::array();
