@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libibverbs-dev libyaml-dev
   python3 python3-jsonschema python3-matplotlib
+  libns3-dev libgsl-dev
 )
 
 missing=()

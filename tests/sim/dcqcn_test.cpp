@@ -1,0 +1,161 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/tunables.hpp"
+#include "sim/dcqcn.hpp"
+
+namespace rs = railkit::sim;
+
+namespace {
+constexpr std::int64_t kUs = 1'000'000;  // picoseconds
+constexpr double kLine = 100e9;
+
+rs::RpConfig nvidia(const rs::NvidiaDcqcn& d = rs::nvidia_defaults()) { return rs::rp_config(d, kLine, 1); }
+}  // namespace
+
+TEST(SimDcqcn, DefaultsComeFromCoresTable) {
+  const rs::NvidiaDcqcn d = rs::nvidia_defaults();
+  for (const auto& f : rs::nvidia_fields()) {
+    const railkit::Tunable* t = railkit::find_tunable(f.name);
+    ASSERT_NE(t, nullptr) << f.name << " is not in core's tunables table";
+    EXPECT_EQ(d.*f.member, *railkit::tunable_int(*t, t->default_value)) << f.name;
+  }
+  EXPECT_EQ(d.rpg_time_reset, 300);
+  EXPECT_EQ(d.rpg_ai_rate, 5);
+}
+
+TEST(SimDcqcn, AttributesAreValidatedByCoresTable) {
+  rs::NvidiaDcqcn d = rs::nvidia_defaults();
+  rs::set_nvidia_attribute(d, "roce_rp.rpg_ai_rate", "20", "test");
+  EXPECT_EQ(d.rpg_ai_rate, 20);
+  EXPECT_THROW(rs::set_nvidia_attribute(d, "roce_rp.rpg_gd", "99", "test"), railkit::UsageError);
+  EXPECT_THROW(rs::set_nvidia_attribute(d, "rpg_ai_rate", "20", "test"), railkit::UsageError);  // needs the prefix
+  EXPECT_THROW(rs::set_nvidia_attribute(d, "NCCL_ALGO", "Ring", "test"), railkit::UsageError);
+}
+
+TEST(SimDcqcn, NvidiaFirstCnpHalvesAndKeepsTheTarget) {
+  const auto c = nvidia();
+  rs::ReactionPoint rp(&c);
+  EXPECT_FALSE(rp.active());
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), kLine);
+  EXPECT_TRUE(rp.on_cnp(0));
+  // alpha = 1023/1024, cut = alpha / 2^(11-10): new = 100 G x (1 - 1023/2048)
+  EXPECT_NEAR(rp.rate_bps(), kLine * (1 - 1023.0 / 2048), 1);
+  EXPECT_DOUBLE_EQ(rp.target_bps(), kLine);  // clamp_tgt_rate = 0, no timer increase yet
+  EXPECT_EQ(rp.timer_deadline_ps(), 300 * kUs);
+}
+
+TEST(SimDcqcn, NvidiaCutsAtMostOncePerMonitorPeriod) {
+  const auto c = nvidia();
+  rs::ReactionPoint rp(&c);
+  rp.on_cnp(0);
+  const double after_first = rp.rate_bps();
+  EXPECT_FALSE(rp.on_cnp(2 * kUs));  // within rate_reduce_monitor_period (4 us)
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), after_first);
+  EXPECT_EQ(rp.pending_cut_ps(), 4 * kUs);
+  rp.on_pending_cut(4 * kUs);
+  EXPECT_LT(rp.rate_bps(), after_first);
+  EXPECT_EQ(rp.pending_cut_ps(), -1);
+  EXPECT_EQ(rp.cuts(), 2u);
+}
+
+TEST(SimDcqcn, NvidiaMinDecFacFloorsTheCut) {
+  rs::NvidiaDcqcn d = rs::nvidia_defaults();
+  d.rpg_gd = 10;  // cut = alpha: almost everything
+  const auto c = nvidia(d);
+  rs::ReactionPoint rp(&c);
+  rp.on_cnp(0);
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), kLine * 0.5);  // rpg_min_dec_fac 50%
+}
+
+TEST(SimDcqcn, NvidiaAlphaDecaysEveryPeriodWithoutCnp) {
+  const auto c = nvidia();
+  rs::ReactionPoint rp(&c);
+  rp.on_cnp(0);
+  const double r1 = rp.rate_bps();
+  rp.on_cnp(100 * kUs);  // 100 periods later: alpha = 1023/1024 x (1019/1024)^100
+  const double alpha = 1023.0 / 1024 * std::pow(1019.0 / 1024, 100);
+  EXPECT_NEAR(rp.rate_bps(), r1 * (1 - alpha / 2), 1e3);
+}
+
+TEST(SimDcqcn, NvidiaTimerIncreaseThenClampOnTheNextCut) {
+  const auto c = nvidia();
+  rs::ReactionPoint rp(&c);
+  rp.on_cnp(0);
+  const double r1 = rp.rate_bps();
+  rp.on_timer(299 * kUs);  // not the deadline: ignored
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), r1);
+  rp.on_timer(300 * kUs);  // T = 1 >= F = 1: additive, RT stays at the line rate (capped)
+  EXPECT_NEAR(rp.rate_bps(), (kLine + r1) / 2, 1);
+  EXPECT_EQ(rp.increases(), 1u);
+  const double r2 = rp.rate_bps();
+  rp.on_cnp(301 * kUs);  // a timer increase happened since the last cut: target = current rate
+  EXPECT_DOUBLE_EQ(rp.target_bps(), r2);
+  EXPECT_LT(rp.rate_bps(), r2);
+}
+
+TEST(SimDcqcn, NvidiaRecoversToIdle) {
+  const auto c = nvidia();
+  rs::ReactionPoint rp(&c);
+  rp.on_cnp(0);
+  for (int i = 0; i < 40 && rp.active(); ++i) rp.on_timer(rp.timer_deadline_ps());
+  EXPECT_FALSE(rp.active());
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), kLine);
+  EXPECT_EQ(rp.timer_deadline_ps(), -1);
+}
+
+TEST(SimDcqcn, NvidiaRateToSetOnFirstCnp) {
+  rs::NvidiaDcqcn d = rs::nvidia_defaults();
+  d.rate_to_set_on_first_cnp = 10'000;  // Mb/s
+  const auto c = nvidia(d);
+  rs::ReactionPoint rp(&c);
+  rp.on_cnp(0);
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), 10e9);
+  EXPECT_DOUBLE_EQ(rp.target_bps(), 10e9);
+}
+
+TEST(SimDcqcn, NvidiaByteCounterIncreases) {
+  rs::NvidiaDcqcn d = rs::nvidia_defaults();
+  d.rpg_byte_reset = 1000;
+  const auto c = rs::rp_config(d, kLine, 64);  // 64 kB per byte-counter event
+  rs::ReactionPoint rp(&c);
+  rp.on_cnp(0);
+  const double r1 = rp.rate_bps();
+  rp.on_sent(63'999);
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), r1);
+  rp.on_sent(1);
+  EXPECT_GT(rp.rate_bps(), r1);
+}
+
+TEST(SimDcqcn, PaperCutsOnEveryCnpAndUpdatesAlpha) {
+  const rs::PaperDcqcn p;
+  const auto c = rs::rp_config(p, 40e9);
+  rs::ReactionPoint rp(&c);
+  rp.on_cnp(0);  // alpha 1: halve
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), 20e9);
+  EXPECT_DOUBLE_EQ(rp.target_bps(), 40e9 / 1.0);  // RT = RC before the cut
+  EXPECT_DOUBLE_EQ(rp.alpha(), 1.0);               // (1 - g) x 1 + g
+  rp.on_cnp(10 * kUs);                             // no decay within K = 55 us
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), 10e9);
+  EXPECT_DOUBLE_EQ(rp.target_bps(), 20e9);
+  rp.on_cnp(10 * kUs + 110 * kUs);  // two K periods without a CNP: alpha x (1-g)^2 before the cut
+  const double a = std::pow(1 - 1.0 / 256, 2);
+  EXPECT_NEAR(rp.rate_bps(), 10e9 * (1 - a / 2), 1);
+}
+
+TEST(SimDcqcn, PaperFastRecoveryThenAdditive) {
+  const rs::PaperDcqcn p;
+  const auto c = rs::rp_config(p, 40e9);
+  rs::ReactionPoint rp(&c);
+  rp.on_cnp(0);
+  rp.on_cnp(1);  // RC 10 G, RT 20 G
+  for (int i = 1; i <= 4; ++i) {
+    rp.on_timer(rp.timer_deadline_ps());
+    EXPECT_DOUBLE_EQ(rp.target_bps(), 20e9) << "fast recovery step " << i;
+  }
+  EXPECT_NEAR(rp.rate_bps(), 20e9 - 10e9 / 16, 1);
+  rp.on_timer(rp.timer_deadline_ps());  // T = F = 5: additive
+  EXPECT_DOUBLE_EQ(rp.target_bps(), 20e9 + 40e6);
+}

@@ -1,0 +1,166 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "core/yaml.hpp"
+#include "sim/scenario.hpp"
+
+namespace rs = railkit::sim;
+using nlohmann::json;
+
+namespace {
+
+json base() {
+  return json::parse(R"({
+    "duration": "1ms",
+    "topology": {"kind": "single_switch", "hosts": 5, "link_rate": "100Gbps"},
+    "flows": [{"src": "h0-h3", "dst": "h4"}]
+  })");
+}
+
+std::string error_of(const json& doc) {
+  try {
+    rs::parse_scenario(doc, "t.yaml", ".");
+  } catch (const railkit::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(SimScenario, Defaults) {
+  const rs::Scenario s = rs::parse_scenario(base(), "t.yaml", ".");
+  EXPECT_EQ(s.name, "t");
+  EXPECT_EQ(s.duration_ps, 1'000'000'000);
+  EXPECT_EQ(s.topology.host_count(), 5);
+  EXPECT_EQ(s.topology.mtu_bytes, 4096u);
+  EXPECT_EQ(s.topology.link_delay_ps, 1'000'000);
+  EXPECT_EQ(s.nic.cc, rs::CcKind::DcqcnNvidia);
+  EXPECT_EQ(s.nic.nvidia.rpg_time_reset, 300);
+  ASSERT_EQ(s.flows.size(), 4u);
+  EXPECT_EQ(s.flows[3].src, 3);
+  EXPECT_EQ(s.flows[3].dst, 4);
+  EXPECT_EQ(s.flows[0].bytes, 0u);
+  EXPECT_EQ(s.flows[0].priority, 3);
+  EXPECT_TRUE(s.sw.ecn[3].enabled);
+  EXPECT_EQ(s.sw.ecn[3].thresholds.kmin_bytes, 5000u);
+  EXPECT_TRUE(s.sw.pfc[3]);
+  EXPECT_EQ(s.steady_from(), 500'000'000);
+  EXPECT_EQ(s.sample_interval(), 1'000'000);
+  EXPECT_EQ(s.sw.ecmp_seed, s.seed);
+}
+
+TEST(SimScenario, UnknownKeysAreNamed) {
+  json d = base();
+  d["topology"]["link_speed"] = "100Gbps";
+  const std::string e = error_of(d);
+  EXPECT_NE(e.find("t.yaml: topology.link_speed: unknown key"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << "one line";
+  d = base();
+  d["switch"] = {{"pfc", {{"xoff", 1}}}};
+  EXPECT_NE(error_of(d).find("switch.pfc.xoff: unknown key"), std::string::npos);
+  d = base();
+  d["flows"][0]["size"] = "1MiB";
+  EXPECT_NE(error_of(d).find("flows[0].size: unknown key"), std::string::npos);
+  d = base();
+  d["nic"] = {{"dcqcn", {{"roce_rp.rpg_foo", 3}}}};
+  EXPECT_NE(error_of(d).find("roce_rp.rpg_foo"), std::string::npos);
+}
+
+TEST(SimScenario, RatesAndTimesNeedUnits) {
+  json d = base();
+  d["topology"]["link_rate"] = 100;
+  EXPECT_NE(error_of(d).find("topology.link_rate: '100': a rate needs a unit"), std::string::npos) << error_of(d);
+  d = base();
+  d["duration"] = 5;
+  EXPECT_NE(error_of(d).find("duration: '5': a time needs a unit"), std::string::npos);
+}
+
+TEST(SimScenario, ImpossibleTopologies) {
+  json d = base();
+  d["topology"]["hosts"] = 1;
+  EXPECT_NE(error_of(d).find("topology.hosts"), std::string::npos);
+  d = base();
+  d["topology"] = {{"kind", "leaf_spine"}, {"leaves", 2}, {"hosts_per_leaf", 4}, {"spines", 0}, {"link_rate", "100Gbps"}};
+  EXPECT_NE(error_of(d).find("topology.spines"), std::string::npos);
+  d["topology"]["spines"] = 2;
+  d["topology"]["hosts"] = 8;  // not a key of leaf_spine
+  EXPECT_NE(error_of(d).find("topology.hosts: not a key of kind leaf_spine"), std::string::npos);
+  d = base();
+  d["topology"]["mtu_bytes"] = 9000;
+  EXPECT_NE(error_of(d).find("topology.mtu_bytes"), std::string::npos);
+  d = base();
+  d["flows"][0]["dst"] = "h9";
+  EXPECT_NE(error_of(d).find("flows[0].dst: 'h9': no such host"), std::string::npos);
+}
+
+TEST(SimScenario, LeafSpineUplinkRateFromOversubscription) {
+  json d = base();
+  d["topology"] = {{"kind", "leaf_spine"}, {"leaves", 2}, {"hosts_per_leaf", 8}, {"spines", 2},
+                   {"oversubscription", 2}, {"link_rate", "100Gbps"}};
+  const auto s = rs::parse_scenario(d, "t.yaml", ".");
+  EXPECT_DOUBLE_EQ(s.topology.fabric_rate_bps, 200e9);  // 8 x 100 / (2 x 2)
+  EXPECT_EQ(s.topology.host_count(), 16);
+}
+
+TEST(SimScenario, RailHostNames) {
+  json d = base();
+  d["topology"] = {{"kind", "rail_optimized"}, {"nodes", 4}, {"gpus_per_node", 8}, {"spines", 2}, {"link_rate", "400Gbps"}};
+  d["flows"] = json::parse(R"([{"src": "n*g0", "dst": "n3g7"}, {"src": "n1g2", "dst": "n2g2", "bytes": "1MiB"}])");
+  const auto s = rs::parse_scenario(d, "t.yaml", ".");
+  ASSERT_EQ(s.flows.size(), 5u);  // n0g0, n1g0, n2g0, n3g0 -> n3g7; n1g2 -> n2g2
+  EXPECT_EQ(s.flows[0].src, 0);
+  EXPECT_EQ(s.flows[2].src, 16);
+  EXPECT_EQ(s.flows[0].dst, 31);
+  EXPECT_EQ(s.flows[4].src, 10);
+  EXPECT_EQ(s.flows[4].dst, 18);
+  EXPECT_EQ(s.flows[4].bytes, 1u << 20);
+  EXPECT_EQ(rs::host_name(s.topology, 10), "n1g2");
+}
+
+TEST(SimScenario, DcqcnFromAProfileOrDcqcnShow) {
+  rs::NvidiaDcqcn d = rs::nvidia_defaults();
+  rs::load_dcqcn_attributes(json::parse(R"({"schema": "railkit.profile/1",
+      "settings": {"dcqcn": {"3": {"roce_rp.rpg_ai_rate": "20", "roce_np.min_time_between_cnps": "2"}}}})"),
+                            3, d, "p.json");
+  EXPECT_EQ(d.rpg_ai_rate, 20);
+  EXPECT_EQ(d.min_time_between_cnps, 2);
+  rs::load_dcqcn_attributes(json::parse(R"({"schema": "railkit.dcqcn/1", "netdevs": [
+      {"netdev": "eth0", "attributes": {"roce_rp.rpg_time_reset": 50, "roce_rp.rpg_gd": null}}]})"),
+                            3, d, "show.json");
+  EXPECT_EQ(d.rpg_time_reset, 50);
+  EXPECT_EQ(d.rpg_gd, 11);
+  rs::load_dcqcn_attributes(json::parse(R"({"3": {"roce_rp.rpg_hai_rate": 100}})"), 3, d, "inline");
+  EXPECT_EQ(d.rpg_hai_rate, 100);
+  EXPECT_THROW(rs::load_dcqcn_attributes(json::parse(R"({"5": {"roce_rp.rpg_hai_rate": 100}})"), 3, d, "inline"),
+               railkit::UsageError);
+  EXPECT_THROW(rs::load_dcqcn_attributes(json::parse(R"({"roce_rp.rpg_threshold": 99})"), 3, d, "inline"),
+               railkit::UsageError);
+}
+
+TEST(SimScenario, Overrides) {
+  json d = base();
+  rs::apply_override(d, "nic.cc=none");
+  rs::apply_override(d, "nic.dcqcn.roce_rp.rpg_ai_rate=40");
+  rs::apply_override(d, "flows.0.bytes=1MiB");
+  rs::apply_override(d, "switch.ecn={kmin_bytes: 1000, kmax_bytes: 2000, pmax: 0.5}");
+  EXPECT_EQ(d["nic"]["cc"], "none");
+  EXPECT_EQ(d["nic"]["dcqcn"]["roce_rp.rpg_ai_rate"], 40);
+  const auto s = rs::parse_scenario(d, "t.yaml", ".");
+  EXPECT_EQ(s.nic.cc, rs::CcKind::None);
+  EXPECT_EQ(s.nic.nvidia.rpg_ai_rate, 40);
+  EXPECT_EQ(s.flows[0].bytes, 1u << 20);
+  EXPECT_EQ(s.sw.ecn[3].thresholds.kmax_bytes, 2000u);
+  EXPECT_THROW(rs::apply_override(d, "novalue"), railkit::UsageError);
+  EXPECT_THROW(rs::apply_override(d, "flows.7.bytes=1"), railkit::UsageError);
+}
+
+TEST(SimScenario, ExamplesParse) {
+  for (const char* name : {"incast-16to1.yaml", "leaf-spine-victim.yaml", "rail-cluster.yaml", "burst-recovery.yaml",
+                           "fluid-check-40g.yaml"}) {
+    const auto s = rs::load_scenario(std::string(RAILKIT_SIM_EXAMPLES) + "/" + name);
+    EXPECT_FALSE(s.flows.empty()) << name;
+  }
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""railkit-sim end to end: the example writes a simulated railkit.sim/1 document and its CSV
+series (and plots when matplotlib is there); scenario errors print one line naming the key and
+exit 6. Usage: sim_cli.py RAILKIT_SIM EXAMPLES_DIR"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SIM, EXAMPLES = sys.argv[1], sys.argv[2]
+PLOT = os.path.join(EXAMPLES, "..", "plot_sim.py")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(args):
+    return subprocess.run([SIM] + args, capture_output=True, text=True, timeout=120)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "out")
+    r = run([os.path.join(EXAMPLES, "incast-16to1.yaml"), "--out", out, "--set", "duration=2ms"])
+    check(r.returncode == 0, f"the example runs (rc {r.returncode}: {r.stderr.strip()})")
+    if r.returncode == 0:
+        doc = json.load(open(os.path.join(out, "sim.json")))
+        check(doc["schema"] == "railkit.sim/1", "schema railkit.sim/1")
+        check(doc["simulated"] is True, "the document says it is simulated")
+        check(len(doc["flows"]) == 16, "16 flows")
+        check(doc["run"]["events"] > 0 and doc["run"]["packet_hops"] > 0, "events and packet-hops counted")
+        check(doc["scenario"]["name"] == "incast-16to1", "the scenario is echoed")
+        check(doc["parameters"]["nic"]["dcqcn"]["roce_rp.rpg_time_reset"] == 300, "resolved DCQCN attributes")
+        check(len(doc["series"]["t_us"]) > 10, "time series")
+        for name in ("flows.csv", "ports.csv"):
+            with open(os.path.join(out, name)) as f:
+                head = f.readline()
+            check(head.startswith("t_us,"), f"{name} has a header")
+        try:
+            import matplotlib  # noqa: F401
+            png = os.path.join(tmp, "p.png")
+            p = subprocess.run([sys.executable, PLOT, os.path.join(out, "sim.json"), "--out", png], capture_output=True, text=True)
+            check(p.returncode == 0 and os.path.getsize(png) > 1000, f"plot_sim.py draws ({p.stderr.strip()})")
+        except ImportError:
+            print("skip: matplotlib is not installed, plot not drawn")
+
+    bad = os.path.join(tmp, "bad.yaml")
+    cases = [
+        ("unknown key", "duration: 1ms\ntopology: {kind: single_switch, hosts: 3, link_rate: 100Gbps, link_sped: 1}\n"
+                        "flows: [{src: h0, dst: h1}]\n", "topology.link_sped"),
+        ("rate without a unit", "duration: 1ms\ntopology: {kind: single_switch, hosts: 3, link_rate: 100}\n"
+                                "flows: [{src: h0, dst: h1}]\n", "topology.link_rate"),
+        ("impossible topology", "duration: 1ms\ntopology: {kind: leaf_spine, leaves: 2, hosts_per_leaf: 2, spines: 0, "
+                                "link_rate: 100Gbps}\nflows: [{src: h0, dst: h1}]\n", "topology.spines"),
+        ("no such host", "duration: 1ms\ntopology: {kind: single_switch, hosts: 3, link_rate: 100Gbps}\n"
+                         "flows: [{src: h0, dst: h7}]\n", "flows[0].dst"),
+    ]
+    for what, text, key in cases:
+        with open(bad, "w") as f:
+            f.write(text)
+        r = run([bad, "--out", os.path.join(tmp, "x")])
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        check(r.returncode == 6, f"{what}: exit 6 (got {r.returncode})")
+        check(len(lines) == 1 and key in lines[0], f"{what}: one line naming {key} (got {r.stderr!r})")
+    r = run([os.path.join(tmp, "missing.yaml")])
+    check(r.returncode == 6, f"a missing scenario file: exit 6 (got {r.returncode})")
+    r = run([os.path.join(EXAMPLES, "incast-16to1.yaml"), "--set", "noequals"])
+    check(r.returncode == 6, f"a bad --set: exit 6 (got {r.returncode})")
+    r = run([])
+    check(r.returncode == 6, f"no scenario: exit 6 (got {r.returncode})")
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("ok")
