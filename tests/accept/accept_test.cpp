@@ -1,215 +1,206 @@
-// Unit tests of `railkit accept`'s pure parts: the circle-method schedule, the judging rules,
-// isolation on synthetic pair results, suite parsing, bench arguments and the report escaping.
+// The whole run over a fake railkit-bench (topo and rdma skipped): the stages in order, each
+// given what the earlier ones found; the reports written; the peer fraction chosen; an
+// interruption writes no report.
 #include <gtest/gtest.h>
 
-#include <set>
+#include <fstream>
+#include <sstream>
 
-#include "core/error.hpp"
 #include "accept/accept.hpp"
+#include "fake_bench.hpp"
+#include "test_util.hpp"
 
 using namespace railkit::accept;
+using railkit::Verdict;
+using railkit::test::FakeBench;
+using railkit::test::TempDir;
 
 namespace {
 
-void expect_valid_schedule(int n) {
-  const auto rounds = circle_rounds(n);
-  ASSERT_EQ(static_cast<int>(rounds.size()), n % 2 == 0 ? n - 1 : n) << "n=" << n;
-  std::set<std::pair<int, int>> seen;
-  for (const auto& round : rounds) {
-    std::set<int> busy;
-    EXPECT_EQ(static_cast<int>(round.size()), n / 2) << "n=" << n;
-    for (const auto& [a, b] : round) {
-      EXPECT_LT(a, b);
-      EXPECT_GE(a, 0);
-      EXPECT_LT(b, n);
-      EXPECT_TRUE(busy.insert(a).second) << "node " << a << " twice in a round, n=" << n;
-      EXPECT_TRUE(busy.insert(b).second) << "node " << b << " twice in a round, n=" << n;
-      EXPECT_TRUE(seen.insert({a, b}).second) << "pair " << a << "+" << b << " twice, n=" << n;
-    }
-  }
-  EXPECT_EQ(static_cast<int>(seen.size()), n * (n - 1) / 2) << "n=" << n;
+/// 4 emulated nodes of 2 ranks ("h:0" ...) on a 2-CPU machine; topo and rdma skipped.
+AcceptOptions options(const std::filesystem::path& out) {
+  AcceptOptions o;
+  o.nodes = emulated_nodes("h", 8, 2);
+  o.emulated_rpn = 2;
+  o.launcher.np = 8;
+  o.launcher.cpus = 2;
+  o.out_dir = out;
+  o.suite.skip = {"topo", "rdma"};
+  return o;
 }
 
-AcceptReport sample_report() {
-  AcceptReport r;
-  r.nodes.push_back(AcceptEntity{"h:0", {AcceptCheck{"node.all_reduce", "5.000 GB/s", 5.0, ">= 4", "peers", "pass", ""}}});
-  r.nodes.push_back(AcceptEntity{
-      "we\"ird<&>'\\\nnode",
-      {AcceptCheck{"node.all_reduce", "1.000 GB/s", 1.0, ">= 4", "peers", "fail", "slow <3 & \"quoted\""}}});
-  return r;
+std::vector<std::string> failed_nodes(const AcceptReport& r) {
+  std::vector<std::string> out;
+  for (const auto& e : r.nodes)
+    if (e.verdict() == Verdict::Fail) out.push_back(e.name);
+  return out;
+}
+
+const AcceptCheck* find_check(const AcceptEntity& e, const std::string& name) {
+  for (const auto& c : e.checks)
+    if (c.check == name) return &c;
+  return nullptr;
+}
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace
 
-TEST(AcceptSchedule, CircleMethodEvenAndOdd) {
-  for (int n = 2; n <= 11; ++n) expect_valid_schedule(n);
-  EXPECT_TRUE(circle_rounds(1).empty());
-  EXPECT_TRUE(circle_rounds(0).empty());
-  const auto four = circle_rounds(4);
-  ASSERT_EQ(four.size(), 3u);  // n - 1 rounds of n / 2 concurrent pairs
-  EXPECT_EQ(four[0].size(), 2u);
+TEST(AcceptRun, StagesInOrderEachGivenWhatTheEarlierFound) {
+  TempDir dir("railkit-accept");
+  const AcceptOptions o = options(dir.path);
+  FakeBench bench(4, 2);
+  bench.slow_ranks = {5};  // node h:2, rail 1
+  std::ostringstream progress;
+  const AcceptReport r = run_stages(o, "default", bench, nullptr, progress);
+  EXPECT_EQ(bench.names(), (std::vector<std::string>{"node", "node-confirm", "rail", "rail-confirm", "pair-round0",
+                                                     "pair-round1", "pair-round2", "pair-round0-confirm",
+                                                     "pair-round1-confirm", "pair-round2-confirm", "all"}));
+  EXPECT_EQ(failed_nodes(r), (std::vector<std::string>{"h:2"}));
+  const AcceptEntity& slow = r.nodes[2];
+  ASSERT_TRUE(find_check(slow, "node.all_reduce") && find_check(slow, "pair.all_reduce"));
+  EXPECT_EQ(find_check(slow, "node.all_reduce")->verdict, Verdict::Fail);
+  EXPECT_EQ(find_check(slow, "pair.all_reduce")->evidence.rfind("guilty: ", 0), 0u);
+  // The pair stage's results reached isolation; the node failure explains rail 1.
+  EXPECT_EQ(r.isolation["method"], "pairs");
+  EXPECT_EQ(r.isolation["guilty_nodes"][0]["node"], "h:2");
+  EXPECT_EQ(r.pairs.size(), 6u);
+  ASSERT_EQ(r.cluster.size(), 3u);  // rail0, rail1, all
+  EXPECT_EQ(r.cluster[1].name, "rail1");
+  for (const auto& c : r.cluster[1].checks) EXPECT_EQ(c.verdict, Verdict::Explained);
+  // Stages: status, reason and launches; every launch a command.
+  const auto& st = r.stages;
+  ASSERT_EQ(st.size(), 7u);
+  EXPECT_EQ(st[0].dump(), R"({"stage":"topo","status":"skipped","reason":"skipped by the suite"})");
+  EXPECT_EQ(st[2]["launches"], 2);
+  EXPECT_EQ(st[4]["launches"], 6);
+  EXPECT_EQ(st[6]["stage"], "isolate");
+  EXPECT_EQ(st[6]["status"], "ran");
+  EXPECT_EQ(r.commands.size(), 11u);
+  EXPECT_EQ(r.commands[4].stage, "pair");
+  // The estimate uses the launches before the pair stage: 4 launches of 0.5 s, 3 rounds.
+  EXPECT_NE(progress.str().find("3 rounds of 2 concurrent pairs (circle method), estimated 1.5 s"), std::string::npos)
+      << progress.str();
+  EXPECT_EQ(r.rules["peer_fraction_why"], "default");
 }
 
-TEST(AcceptSchedule, OddGetsAByeEachRound) {
-  const auto rounds = circle_rounds(5);
-  std::set<int> sat_out;
-  for (const auto& round : rounds) {
-    std::set<int> busy;
-    for (const auto& [a, b] : round) busy.insert({a, b});
-    ASSERT_EQ(busy.size(), 4u);
-    for (int v = 0; v < 5; ++v)
-      if (!busy.count(v)) sat_out.insert(v);
+TEST(AcceptRun, TheWholeSetFailingWithoutPairsBisects) {
+  TempDir dir("railkit-accept");
+  AcceptOptions o = options(dir.path);
+  o.suite.skip = {"topo", "rdma", "node", "rail", "pair"};
+  o.suite.thresholds = {{"all", "all_reduce", 16384, 1000}};
+  FakeBench bench(4, 2);
+  bench.slow_ranks = {5};
+  std::ostringstream progress;
+  const AcceptReport r = run_stages(o, "default", bench, nullptr, progress);
+  EXPECT_EQ(bench.names(), (std::vector<std::string>{"all", "bisect-0", "bisect-1"}));
+  EXPECT_EQ(r.isolation["method"], "bisection");
+  EXPECT_EQ(r.isolation["steps"].size(), 2u);
+  EXPECT_EQ(failed_nodes(r), (std::vector<std::string>{"h:2"}));
+  EXPECT_TRUE(r.pairs.empty());
+  ASSERT_EQ(r.cluster.size(), 1u);
+  EXPECT_EQ(r.cluster[0].checks[0].rule, "suite");
+  EXPECT_EQ(r.cluster[0].checks[0].verdict, Verdict::Fail);
+}
+
+TEST(AcceptRun, ACleanRunPassesWithNothingToIsolate) {
+  TempDir dir("railkit-accept");
+  const AcceptOptions o = options(dir.path);
+  FakeBench bench(4, 2);
+  std::ostringstream progress;
+  const AcceptReport r = run_stages(o, "default", bench, nullptr, progress);
+  EXPECT_TRUE(r.passed());
+  EXPECT_EQ(bench.names(), (std::vector<std::string>{"node", "rail", "pair-round0", "pair-round1", "pair-round2", "all"}));
+  EXPECT_EQ(r.isolation["method"], "none");
+  EXPECT_EQ(r.stages[6]["status"], "skipped");
+  EXPECT_EQ(r.stages[6]["reason"], "nothing to isolate");
+  for (const auto& n : r.nodes) EXPECT_TRUE(find_check(n, "pair.all_reduce")) << n.name;
+}
+
+TEST(AcceptRun, SkippingIsolationLeavesNoPairChecks) {
+  TempDir dir("railkit-accept");
+  AcceptOptions o = options(dir.path);
+  o.suite.skip = {"topo", "rdma", "isolate"};
+  FakeBench bench(4, 2);
+  bench.slow_ranks = {5};
+  std::ostringstream progress;
+  const AcceptReport r = run_stages(o, "default", bench, nullptr, progress);
+  for (const auto& n : r.nodes) EXPECT_FALSE(find_check(n, "pair.all_reduce")) << n.name;
+  EXPECT_EQ(r.isolation, nlohmann::ordered_json::object());
+  EXPECT_EQ(r.pairs.size(), 6u);
+}
+
+TEST(AcceptRun, WritesTheReportsAndExitsTen) {
+  TempDir dir("railkit-accept");
+  AcceptOptions o = options(dir.path / "out");
+  o.junit = (dir.path / "accept.xml").string();
+  FakeBench bench(4, 2);
+  bench.slow_ranks = {5};
+  std::ostringstream out, progress;
+  EXPECT_EQ(run_accept(o, bench, nullptr, out, progress), 10);
+  const auto doc = nlohmann::json::parse(read(dir.path / "out" / "accept.json"));
+  EXPECT_EQ(doc["verdict"], "fail");
+  EXPECT_EQ(doc["nodes"][2]["verdict"], "fail");
+  EXPECT_EQ(read(dir.path / "out" / "good-hosts"), "h:0\nh:1\nh:3\n");
+  EXPECT_NE(read(dir.path / "out" / "accept.prom").find("railkit_accept_check_pass{node=\"h:2\",check=\"node.all_reduce\"} 0"),
+            std::string::npos);
+  EXPECT_NE(read(dir.path / "accept.xml").find("<failure message="), std::string::npos);
+  EXPECT_NE(out.str().find("h:2: FAIL\n"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path / "out" / "bench"));
+  // 8 ranks on 2 CPUs, no peer_fraction in the suite: the oversubscribed fraction, said on stderr and in rules.
+  EXPECT_EQ(doc["rules"]["peer_fraction"], 0.25);
+  EXPECT_NE(progress.str().find("railkit accept: note: 8 ranks on 2 CPUs"), std::string::npos);
+
+  FakeBench clean(4, 2);
+  o.suite.peer_fraction = 0.8;
+  o.suite.peer_fraction_set = true;  // the suite's peer_fraction wins
+  EXPECT_EQ(run_accept(o, clean, nullptr, out, progress), 0);
+  const auto again = nlohmann::json::parse(read(dir.path / "out" / "accept.json"));
+  EXPECT_EQ(again["rules"]["peer_fraction"], 0.8);
+  EXPECT_EQ(again["rules"]["peer_fraction_why"], "the suite's peer_fraction");
+}
+
+TEST(AcceptRun, AnInterruptionWritesNoReport) {
+  TempDir dir("railkit-accept");
+  const AcceptOptions o = options(dir.path);
+  FakeBench bench(4, 2);
+  bench.interrupt_at = "pair-round1";
+  std::ostringstream out, progress;
+  try {
+    run_accept(o, bench, nullptr, out, progress);
+    ADD_FAILURE() << "no InterruptedError";
+  } catch (const railkit::InterruptedError& e) {
+    EXPECT_EQ(e.signal(), 2);
+    EXPECT_EQ(e.exit_status(), 130);
+    EXPECT_NE(std::string(e.what()).find("accept interrupted by signal 2; no report written"), std::string::npos);
   }
-  EXPECT_EQ(sat_out.size(), 5u);  // every node sits out exactly one round
+  EXPECT_EQ(bench.names().back(), "pair-round1");  // nothing ran after it
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "accept.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "good-hosts"));
+  EXPECT_TRUE(out.str().empty());
 }
 
-TEST(AcceptRules, MedianAndPeers) {
-  EXPECT_DOUBLE_EQ(median({}), 0);
-  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
-  EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
-  AcceptSuite s;
-  Judgement j = judge(s, "node", "all_reduce", 1 << 20, 8.9, {10, 10, 1});
-  EXPECT_FALSE(j.pass);  // below 0.9 x median 10
-  EXPECT_EQ(j.rule, "peers");
-  EXPECT_NEAR(*j.expected_GBps, 9.0, 1e-12);
-  EXPECT_TRUE(judge(s, "node", "all_reduce", 1 << 20, 9.0, {10, 10, 1}).pass);
-  j = judge(s, "all", "all_reduce", 1 << 20, 0.001, {});
-  EXPECT_TRUE(j.pass);
-  EXPECT_EQ(j.rule, "none (reported)");
-}
-
-TEST(AcceptRules, SuiteThresholdWinsOverPeers) {
-  AcceptSuite s = suite_from_json(nlohmann::json::parse(R"({"schema":"railkit.accept-suite/1",
-      "peer_fraction":0.5,"skip":["rail"],
-      "thresholds":[{"stage":"node","coll":"all_reduce","bytes":"1M","busbw_GBps":20},
-                    {"coll":"all_gather","bytes":1024,"busbw_GBps":1}],
-      "topo_roots":{"h:1":"/fixtures/broken"}})"),
-                                  "s.json");
-  EXPECT_FALSE(s.runs("rail"));
-  EXPECT_TRUE(s.runs("pair"));
-  EXPECT_EQ(s.topo_roots.at("h:1"), "/fixtures/broken");
-  Judgement j = judge(s, "node", "all_reduce", 1 << 20, 19, {1, 1});
-  EXPECT_EQ(j.rule, "suite");
-  EXPECT_FALSE(j.pass);
-  // Not the threshold's stage: peers judge (0.5 x median).
-  j = judge(s, "pair", "all_reduce", 1 << 20, 19, {30, 30});
-  EXPECT_EQ(j.rule, "peers");
-  EXPECT_TRUE(j.pass);
-  // A threshold without a stage applies to every stage.
-  EXPECT_EQ(judge(s, "all", "all_gather", 1024, 2, {}).rule, "suite");
-  railkit::ProfileExpectation e{"all_reduce", 1 << 20, 10, 0.05};
-  EXPECT_TRUE(judge_expectation(e, 9.5).pass);
-  EXPECT_FALSE(judge_expectation(e, 9.4).pass);
-  EXPECT_EQ(judge_expectation(e, 9.4).rule, "profile");
-}
-
-TEST(AcceptRules, SuiteErrorsNameTheField) {
-  const auto bad = [](const char* text) {
-    try {
-      suite_from_json(nlohmann::json::parse(text), "s.json");
-    } catch (const railkit::UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_NE(bad(R"({"schema":"x"})").find("schema"), std::string::npos);
-  EXPECT_NE(bad(R"({"schema":"railkit.accept-suite/1","skip":["nope"]})").find("unknown stage 'nope'"), std::string::npos);
-  EXPECT_NE(bad(R"({"schema":"railkit.accept-suite/1","peer_fraction":2})").find("peer_fraction"), std::string::npos);
-  EXPECT_NE(bad(R"({"schema":"railkit.accept-suite/1","thresholds":[{"coll":"all_reduce"}]})").find("thresholds[0]"),
+TEST(AcceptRun, OptionsAreCheckedBeforeAnythingRuns) {
+  TempDir dir("railkit-accept");
+  FakeBench bench(4, 2);
+  std::ostringstream out, progress;
+  AcceptOptions o = options(dir.path);
+  o.nodes.clear();
+  EXPECT_NE(railkit::test::usage_error_of([&] { run_accept(o, bench, nullptr, out, progress); }).find("no node"),
             std::string::npos);
-  EXPECT_NE(bad(R"({"schema":"railkit.accept-suite/1","extra":1})").find("extra: unknown field"), std::string::npos);
-  EXPECT_NE(bad(R"({"schema":"railkit.accept-suite/1","rdma_fraction":0})").find("rdma_fraction"), std::string::npos);
-  EXPECT_NE(bad(R"({"schema":"railkit.accept-suite/1","rdma_duration_s":1.5})").find("rdma_duration_s"), std::string::npos);
-  EXPECT_NE(bad(R"({"schema":"railkit.accept-suite/1","ib_write_bw":""})").find("ib_write_bw"), std::string::npos);
-}
-
-TEST(AcceptRules, SuiteRdmaKeys) {
-  AcceptSuite d;
-  EXPECT_EQ(d.rdma_fraction, 0.9);
-  EXPECT_EQ(d.rdma_duration_s, 5);
-  EXPECT_TRUE(d.ib_write_bw.empty());
-  const AcceptSuite s = suite_from_json(nlohmann::json::parse(R"({"schema":"railkit.accept-suite/1",
-      "rdma_fraction":0.8,"rdma_duration_s":3,"ib_write_bw":"/opt/perftest/bin/ib_write_bw"})"),
-                                        "s.json");
-  EXPECT_EQ(s.rdma_fraction, 0.8);
-  EXPECT_EQ(s.rdma_duration_s, 3);
-  EXPECT_EQ(s.ib_write_bw, "/opt/perftest/bin/ib_write_bw");
-}
-
-TEST(AcceptIsolation, TheNodeInEverySuspectPair) {
-  // 4 nodes, node 2 slow: its three pairs are suspect.
-  std::vector<PairResult> p{{0, 1, 10, false}, {2, 3, 1, true}, {0, 2, 1, true},
-                            {1, 3, 10, false}, {0, 3, 10, false}, {1, 2, 1, true}};
-  const Isolation iso = isolate_pairs(p, {"a", "b", "c", "d"});
-  EXPECT_EQ(iso.guilty_nodes, (std::vector<int>{2}));
-  EXPECT_TRUE(iso.guilty_links.empty());
-  EXPECT_NE(iso.evidence.at(2).find("all 3 of its pairs"), std::string::npos);
-  EXPECT_NE(iso.evidence.at(2).find("c+d 1.000 GB/s"), std::string::npos);
-}
-
-TEST(AcceptIsolation, TwoSlowNodesAndASlowLink) {
-  // Nodes 1 and 2 slow: node 0 and 3 are in two suspect pairs each, but their partners fail elsewhere.
-  std::vector<PairResult> two{{0, 1, 1, true}, {0, 2, 1, true}, {0, 3, 10, false},
-                              {1, 2, 1, true}, {1, 3, 1, true}, {2, 3, 1, true}};
-  EXPECT_EQ(isolate_pairs(two, {}).guilty_nodes, (std::vector<int>{1, 2}));
-  EXPECT_TRUE(isolate_pairs(two, {}).guilty_links.empty());
-  // One slow link 0-3: no node is guilty, the link is named.
-  std::vector<PairResult> link{{0, 1, 10, false}, {0, 2, 10, false}, {0, 3, 1, true},
-                               {1, 2, 10, false}, {1, 3, 10, false}, {2, 3, 10, false}};
-  const Isolation iso = isolate_pairs(link, {});
-  EXPECT_TRUE(iso.guilty_nodes.empty());
-  EXPECT_EQ(iso.guilty_links, (std::vector<std::pair<int, int>>{{0, 3}}));
-  // A node in 2 of 3 suspect pairs whose partners pass everything else is guilty.
-  std::vector<PairResult> mostly{{0, 1, 10, false}, {0, 2, 10, false}, {0, 3, 1, true},
-                                 {1, 2, 10, false}, {1, 3, 1, true}, {2, 3, 10, false}};
-  EXPECT_EQ(isolate_pairs(mostly, {}).guilty_nodes, (std::vector<int>{3}));
-  EXPECT_TRUE(isolate_pairs(mostly, {}).guilty_links.empty());
-}
-
-TEST(AcceptNodes, EmulatedAndHostfile) {
-  const auto n = emulated_nodes("h", 8, 2);
-  ASSERT_EQ(n.size(), 4u);
-  EXPECT_EQ(n[2].name, "h:2");
-  EXPECT_EQ(n[2].ranks, (std::vector<int>{4, 5}));
-  EXPECT_THROW(emulated_nodes("h", 7, 2), railkit::UsageError);
-  const auto hf = hostfile_nodes("# rack 1\nnode-a slots=8\n\nnode-b\nnode-a\n", 4);
-  ASSERT_EQ(hf.size(), 2u);
-  EXPECT_EQ(hf[1].name, "node-b");
-  EXPECT_EQ(hf[1].ranks, (std::vector<int>{4, 5, 6, 7}));
-  EXPECT_THROW(hostfile_nodes("# nothing\n", 1), railkit::UsageError);
-}
-
-TEST(AcceptBenchArgs, UserOverridesDefaultsAndCannotSetWhatAcceptSets) {
-  const auto a = merge_bench_args({"-b", "64K", "-n5", "--inject-delay-us", "5:3000"}, false);
-  const auto has = [&](const std::string& s) { return std::find(a.begin(), a.end(), s) != a.end(); };
-  EXPECT_TRUE(has("64K"));
-  EXPECT_FALSE(has("16M"));  // default -b dropped
-  EXPECT_TRUE(has("-e"));    // default -e kept
-  EXPECT_FALSE(has("-n"));   // -n5 overrides -n
-  EXPECT_THROW(merge_bench_args({"--split", "rail"}, true), railkit::UsageError);
-  EXPECT_THROW(merge_bench_args({"-J", "x.json"}, true), railkit::UsageError);
-  EXPECT_THROW(merge_bench_args({"--ranks-per-node", "2"}, false), railkit::UsageError);
-}
-
-TEST(AcceptReports, EscapingInJunitAndPrometheus) {
-  EXPECT_EQ(xml_escape("a<b>&\"c\"'d'\x01"), "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;?");
-  EXPECT_EQ(prom_escape("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
-  const AcceptReport r = sample_report();
-  EXPECT_FALSE(r.passed());
-  const std::string junit = render_junit(r);
-  EXPECT_NE(junit.find("tests=\"2\" failures=\"1\""), std::string::npos);
-  EXPECT_NE(junit.find("classname=\"we&quot;ird&lt;&amp;&gt;&apos;\\\nnode\""), std::string::npos);
-  EXPECT_NE(junit.find("<failure message=\"node.all_reduce: measured 1.000 GB/s"), std::string::npos);
-  EXPECT_NE(junit.find("slow &lt;3 &amp; &quot;quoted&quot;"), std::string::npos);
-  const std::string prom = render_prometheus(r);
-  EXPECT_NE(prom.find("# TYPE railkit_accept_check_pass gauge"), std::string::npos);
-  EXPECT_NE(prom.find("railkit_accept_check_pass{node=\"h:0\",check=\"node.all_reduce\"} 1"), std::string::npos);
-  EXPECT_NE(prom.find("railkit_accept_check_pass{node=\"we\\\"ird<&>'\\\\\\nnode\",check=\"node.all_reduce\"} 0"),
+  o = options(dir.path);
+  o.nodes[1].ranks.pop_back();
+  EXPECT_NE(railkit::test::usage_error_of([&] { run_accept(o, bench, nullptr, out, progress); }).find("as many ranks"),
             std::string::npos);
-  EXPECT_NE(prom.find("railkit_accept_busbw_gbps{node=\"h:0\",check=\"node.all_reduce\"} 5"), std::string::npos);
-  EXPECT_EQ(render_good_hosts(r), "h:0\n");
-  const auto j = to_json(r);
-  EXPECT_EQ(j["schema"], "railkit.accept/1");
-  EXPECT_EQ(j["nodes"][1]["verdict"], "fail");
-  EXPECT_EQ(j["nodes"][0]["checks"][0]["rule"], "peers");
+  o = options(dir.path);
+  o.suite.topo_roots["other:0"] = "/fx";
+  EXPECT_NE(railkit::test::usage_error_of([&] { run_accept(o, bench, nullptr, out, progress); })
+                .find("topo_roots names node 'other:0'"),
+            std::string::npos);
+  EXPECT_TRUE(bench.calls.empty());
 }
