@@ -4,17 +4,14 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
 
 class AtomicFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("railkit-atomic-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  railkit::test::TempDir tmp_{"railkit-atomic"};
+  const fs::path dir_ = tmp_.path;
 };
 
 TEST_F(AtomicFile, WritesAndReplacesLeavingNoTemporary) {

@@ -1,5 +1,6 @@
 // core/launch: fork/exec without a shell, environment, redirection, timeouts that end the group.
 #include "core/launch.hpp"
+#include "test_util.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -17,14 +18,7 @@ namespace railkit {
 namespace {
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "railkit-launch-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);

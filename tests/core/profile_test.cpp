@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -96,11 +97,7 @@ std::string error_after(const std::function<void(json&)>& change) {
   return error_of(j);
 }
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("railkit-profile-test-" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-};
+using railkit::test::TempDir;
 
 void expect_same(const ProfileDocument& a, const ProfileDocument& b) {
   EXPECT_EQ(railkit::to_json(a).dump(), railkit::to_json(b).dump());

@@ -16,6 +16,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "test_util.hpp"
 
 namespace railkit::fabric {
 namespace {
@@ -58,6 +59,7 @@ void clear_immutable(const fs::path& p) {
 
 class Dcqcn : public ::testing::Test {
  protected:
+  railkit::test::TempDir tmp{"railkit-dcqcn"};
   fs::path dir;
   SysRoot root;
   fs::path eth0_rp;  ///< eth0's ecn/roce_rp directory
@@ -65,9 +67,7 @@ class Dcqcn : public ::testing::Test {
   std::vector<fs::path> locked;
 
   void SetUp() override {
-    std::string t = (fs::temp_directory_path() / "railkit-dcqcn-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(t.data()), nullptr);
-    dir = t;
+    dir = tmp.path;
     root = SysRoot{dir};
     const std::string cmd = std::string("python3 ") + kGen + " " + dir.string();
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
@@ -76,7 +76,6 @@ class Dcqcn : public ::testing::Test {
   }
   void TearDown() override {
     for (const auto& p : locked) clear_immutable(p);
-    fs::remove_all(dir);
   }
 
   DcqcnDevice device(const std::string& nd) { return find_dcqcn_devices(root, {nd}).at(0); }

@@ -6,22 +6,14 @@
 
 #include "core/error.hpp"
 #include "profiles/check.hpp"
+#include "test_util.hpp"
 
 namespace railkit::profiles {
 namespace {
 namespace fs = std::filesystem;
 using Status = CheckItem::Status;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("railkit-profiles-test-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;
 
 void touch(const fs::path& p) {
   fs::create_directories(p.parent_path());

@@ -13,6 +13,7 @@
 #include "sweep/report.hpp"
 #include "sweep/sweep.hpp"
 #include "results_util.hpp"
+#include "test_util.hpp"
 
 extern char** environ;
 
@@ -20,14 +21,7 @@ namespace railkit::sweep {
 namespace {
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "railkit-sweep-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;
 
 class Runner : public ::testing::Test {
  protected:

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "fixture_util.hpp"
 #include "topology/command.hpp"
+#include "test_util.hpp"
 
 namespace railkit::topo {
 namespace {
@@ -47,8 +48,8 @@ TEST(TopoCommand, UsageErrors) {
 }
 
 TEST(TopoCommand, CompareDocumentsFromFiles) {
-  const auto dir = std::filesystem::temp_directory_path() / "railkit-compare-test";
-  std::filesystem::create_directories(dir);
+  const railkit::test::TempDir tmp{"railkit-compare"};
+  const auto& dir = tmp.path;
   std::vector<std::filesystem::path> files;
   for (const char* f : {"dgx-h100", "dgx-h100", "dgx-rate-mismatch"}) {
     std::ostringstream doc;
@@ -70,7 +71,6 @@ TEST(TopoCommand, CompareDocumentsFromFiles) {
   std::ofstream(dir / "bad.json") << "[1,2";
   c.compare = {files[0], dir / "bad.json"};
   EXPECT_THROW(run_topo(c, out), UsageError);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

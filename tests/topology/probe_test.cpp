@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "fixture_util.hpp"
 #include "topology/live.hpp"
+#include "test_util.hpp"
 
 namespace railkit::topo {
 namespace {
@@ -185,15 +186,13 @@ TEST(TopoProbe, MissingRootIsAUsageError) {
 }
 
 TEST(TopoProbe, EmptyRootFindsNothingAndSaysWhy) {
-  auto dir = std::filesystem::temp_directory_path() / "railkit-empty-root-test";
-  std::filesystem::create_directories(dir);
+  const railkit::test::TempDir empty{"railkit-empty-root"};
   ProbeOptions o;
-  o.root = dir;
+  o.root = empty.path;
   Topology t = probe_node(o);
   analyze(t, {});
   EXPECT_TRUE(t.gpus.empty());
   EXPECT_NE(testing::find_finding(t, "input.unreadable", "node"), nullptr);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "topology/sysfs.hpp"
+#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,14 +13,12 @@ namespace fs = std::filesystem;
 class TopoSysfs : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::random_device rd;
-    dir_ = fs::temp_directory_path() / ("railkit-sysfs-" + std::to_string(rd()));
     fs::create_directories(dir_ / "sys/devices/a/b");
     std::ofstream(dir_ / "sys/devices/a/b/value") << "42\n";
     fs::create_directories(dir_ / "sys/class/x");
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  railkit::test::TempDir tmp_{"railkit-sysfs"};
+  const fs::path dir_ = tmp_.path;
 };
 
 TEST_F(TopoSysfs, RelativeAndAbsoluteLinksStayInsideTheRoot) {
