@@ -13,11 +13,12 @@ constexpr std::array<std::pair<TrialStatus, std::string_view>, 4> kStatuses{{
     {TrialStatus::Interrupted, "interrupted"},
 }};
 
-constexpr std::array<std::pair<Verdict, std::string_view>, 4> kVerdicts{{
+constexpr std::array<std::pair<Verdict, std::string_view>, 5> kVerdicts{{
     {Verdict::Pass, "pass"},
     {Verdict::Fail, "fail"},
     {Verdict::Skipped, "skipped"},
     {Verdict::Explained, "explained"},
+    {Verdict::Reported, "reported"},
 }};
 
 template <typename E, std::size_t N>

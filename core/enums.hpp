@@ -10,12 +10,13 @@ namespace railkit {
 /// acceptance stage). Interrupted launches are not recorded.
 enum class TrialStatus { Ok, Failed, Timeout, Interrupted };
 
-/// How a check of `railkit accept` was judged.
-enum class Verdict { Pass, Fail, Skipped, Explained };
+/// How a check of `railkit accept` was judged. Reported: measured, but no rule judged it (never
+/// counted as a pass).
+enum class Verdict { Pass, Fail, Skipped, Explained, Reported };
 
 /// "ok", "failed", "timeout", "interrupted".
 std::string_view name(TrialStatus s) noexcept;
-/// "pass", "fail", "skipped", "explained".
+/// "pass", "fail", "skipped", "explained", "reported".
 std::string_view name(Verdict v) noexcept;
 
 std::optional<TrialStatus> parse_trial_status(std::string_view s) noexcept;

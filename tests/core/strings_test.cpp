@@ -57,7 +57,7 @@ TEST(Strings, ParseIntNamesTheInput) {
 TEST(Enums, NamesRoundTrip) {
   for (TrialStatus s : {TrialStatus::Ok, TrialStatus::Failed, TrialStatus::Timeout, TrialStatus::Interrupted})
     EXPECT_EQ(parse_trial_status(name(s)), s);
-  for (Verdict v : {Verdict::Pass, Verdict::Fail, Verdict::Skipped, Verdict::Explained}) EXPECT_EQ(parse_verdict(name(v)), v);
+  for (Verdict v : {Verdict::Pass, Verdict::Fail, Verdict::Skipped, Verdict::Explained, Verdict::Reported}) EXPECT_EQ(parse_verdict(name(v)), v);
   EXPECT_EQ(name(TrialStatus::Ok), "ok");
   EXPECT_EQ(name(Verdict::Skipped), "skipped");
   EXPECT_FALSE(parse_trial_status("weird").has_value());
