@@ -1,15 +1,14 @@
 #include "tuner/space.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdint>
 #include <limits>
-#include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace railkit::tuner {
 namespace {
@@ -53,19 +52,7 @@ std::optional<double> as_number(const Tunable* t, const std::string& v) {
   if (v.empty()) return std::nullopt;
   if (t != nullptr)
     if (const auto i = tunable_int(*t, v)) return static_cast<double>(*i);
-  try {
-    std::size_t used = 0;
-    const double d = std::stod(v, &used);
-    if (used == v.size()) return d;
-  } catch (const std::logic_error&) {  // invalid_argument, out_of_range
-  }
-  return std::nullopt;
-}
-
-bool iequal(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
+  return to_double(v);
 }
 
 /// Equality of a knob's value and a condition's value: "" only equals "", numbers compare as
@@ -75,7 +62,7 @@ bool value_equal(const Tunable* t, const std::string& a, const std::string& b) {
   const auto x = as_number(t, a);
   const auto y = as_number(t, b);
   if (x && y) return *x == *y;
-  if (t != nullptr && (t->type == TunableType::Enum || t->type == TunableType::EnumList)) return iequal(a, b);
+  if (t != nullptr && (t->type == TunableType::Enum || t->type == TunableType::EnumList)) return to_lower(a) == to_lower(b);
   return a == b;
 }
 

@@ -2,6 +2,7 @@
 // configurations. The configuration math is in tuner/space.cpp.
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "core/yaml.hpp"
 #include "tuner/space.hpp"
 
@@ -211,13 +213,9 @@ OmpiAlgorithmCounts parse_ompi_info_counts(const std::string& text) {
     if (line.rfind(head, 0) != 0) continue;
     const size_t t = line.find(tail, head.size());
     if (t == std::string::npos) continue;
-    try {
-      size_t used = 0;
-      const std::string num = line.substr(t + tail.size());
-      const int n = std::stoi(num, &used);
-      if (used == num.size() && n > 0) counts[line.substr(head.size(), t - head.size())] = n;
-    } catch (const std::exception&) {
-    }
+    const auto n = to_int(std::string_view(line).substr(t + tail.size()));
+    if (n && *n > 0 && *n <= std::numeric_limits<int>::max())
+      counts[line.substr(head.size(), t - head.size())] = static_cast<int>(*n);
   }
   return counts;
 }

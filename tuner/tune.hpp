@@ -1,14 +1,18 @@
 #pragma once
 // `railkit tune`: a search strategy drives railkit-bench launches (one per trial, through the
-// sweep launcher) over a space of settings, every trial journaled; the best candidates are then
-// re-measured against the baseline interleaved (A/B/A/B) with data checks, and the validated
-// result is written as a profile (railkit.profile/1). Documented in tuner/README.md.
+// launcher) over a space of settings, every trial journaled (tuner/journal.hpp); the best
+// candidates are then re-measured against the baseline interleaved (A/B/A/B) with data checks
+// (tuner/session.hpp), and the validated result is written as a profile (railkit.profile/1,
+// tuner/evidence.hpp) whose fingerprint describes the measured nodes (tuner/fingerprint.hpp).
+// Documented in tuner/README.md.
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/profile.hpp"
@@ -26,6 +30,12 @@ struct DcqcnOnNodes {
   std::string root = "/";             ///< --root passed to railkit dcqcn (fixture trees in tests)
   std::vector<std::string> netdevs;   ///< empty = every RoCE netdev of the node
   int priority = 3;                   ///< the RoCE priority the profile records the settings for
+};
+
+/// Where the profile's topology fingerprint comes from.
+struct TopoSource {
+  std::string root;     ///< --topo-root: a captured or fixture tree probed here; "" = probe the measured nodes
+  std::string railkit;  ///< the railkit executable each measured node runs (`railkit topo --format json`)
 };
 
 /// Everything a tuning session needs (a new one; --resume reads it back from the journal).
@@ -48,6 +58,7 @@ struct TuneOptions {
   bool validate = true;                 ///< false: no validation; the profile says validated: false
   std::map<std::string, std::string> baseline_env;  ///< the settings tuned ones must beat (default: none)
   std::optional<DcqcnOnNodes> dcqcn;     ///< required when the space has DCQCN knobs
+  TopoSource topo;                      ///< the profile's fingerprint source
   std::optional<std::string> emit_ompi_rules;       ///< write an Open MPI dynamic rules file here too
   std::string profile_name;             ///< default: the out directory's name
 };
@@ -57,7 +68,6 @@ struct TuneOutcome {
   int trials_run = 0;        ///< this invocation
   int trials_total = 0;      ///< in the journal
   int trials_failed = 0;     ///< in the journal
-  int interrupted_by = 0;    ///< signal that stopped the session; 0 when it finished
   std::optional<ProfileDocument> profile;
   std::filesystem::path profile_path;
   std::optional<std::string> emit_ompi_rules;  ///< where the caller writes the Open MPI rules of the profile
@@ -67,13 +77,19 @@ struct TuneOutcome {
 
 /// Runs a new session in opts.out_dir (which must not hold a journal). Progress lines go to
 /// `progress` (rewritten in place when `tty`; none when `quiet`). Throws UsageError for bad
-/// options, IoError when the directory cannot be written.
+/// options, IoError when the directory cannot be written, InterruptedError when a signal stops
+/// it (what finished is journaled; the message says how to resume).
 TuneOutcome run_tune(const TuneOptions& opts, char* const* envp, std::ostream& progress, bool tty, bool quiet);
 
-/// Continues the session in `dir` from its journal: no finished trial repeated, none lost;
-/// DCQCN attributes an interrupted session left set are restored first. `railkit` is the
-/// executable nodes run for DCQCN (the journal's is used when empty).
+/// Continues the session in `dir` from its journal, with the journal's settings (DCQCN target,
+/// fingerprint source ...): no finished trial repeated, none lost; DCQCN attributes an
+/// interrupted session left set are restored first. Throws as run_tune.
 TuneOutcome resume_tune(const std::filesystem::path& dir, char* const* envp, std::ostream& progress, bool tty, bool quiet);
+
+/// Removes every occurrence of an option (and its value) from args: `-n 5`, `-n5` (a short
+/// name, as CLI11 reads it), `--iters 5`, `--iters=5`; returns the last value (nullopt when
+/// absent). Throws UsageError for a name without its value.
+std::optional<std::string> take_option(std::vector<std::string>& args, std::initializer_list<std::string_view> names);
 
 /// Removes -n/--iters (and its value) from bench arguments and returns it (nullopt when absent).
 /// Throws UsageError for a malformed value or -J/--output_file (the tuner sets it).
@@ -81,6 +97,5 @@ std::optional<int> take_iters(std::vector<std::string>& bench_args);
 
 /// The collectives the bench arguments ask for (--coll; railkit-bench's default when absent).
 std::vector<std::string> bench_collectives(const std::vector<std::string>& bench_args);
-
 
 }  // namespace railkit::tuner

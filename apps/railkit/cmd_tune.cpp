@@ -1,5 +1,6 @@
-// `railkit tune`: parses the flags into TuneCli, runs tuner::run_tune (or resume_tune) and prints
-// the per-bucket verdict of the validation.
+// `railkit tune`: parses the flags into TuneCli, runs tuner::run_tune (or resume_tune), writes
+// the Open MPI rules file when asked and prints the per-bucket verdict of the validation. An
+// interruption is the tuner's InterruptedError, reported by guarded_main.
 #include <unistd.h>
 
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/launch.hpp"
+#include "core/strings.hpp"
 #include "core/tunables.hpp"
 #include "core/units.hpp"
 #include "profiles/ompi_rules.hpp"
@@ -44,6 +46,7 @@ struct TuneCli {
   bool no_validate = false;
   std::vector<std::string> baseline_env;
   std::string dcqcn_root;
+  std::string topo_root;
   std::vector<std::string> netdevs;
   int priority = 3;
   std::vector<std::string> emit;
@@ -83,20 +86,12 @@ int list_spaces() {
     std::cout << fmt::format("{} ({} configurations): {}\n", s.name, tuner::config_count(s), s.doc);
     for (const auto& [k, v] : s.fixed_env) std::cout << fmt::format("  fixed {}={}\n", k, v);
     for (const auto& k : s.knobs) {
-      std::string vals;
-      for (const auto& v : k.values) vals += (vals.empty() ? "" : " ") + (v.empty() ? std::string("unset") : v);
+      std::vector<std::string> vals;
+      for (const auto& v : k.values) vals.push_back(v.empty() ? std::string("unset") : v);
       std::string extra;
-      if (!k.collectives.empty()) {
-        extra += " [";
-        for (size_t i = 0; i < k.collectives.size(); ++i) extra += (i ? "," : "") + k.collectives[i];
-        extra += "]";
-      }
-      if (k.when) {
-        std::string w;
-        for (const auto& v : k.when->values) w += (w.empty() ? "" : ",") + v;
-        extra += fmt::format(" when {} {} {}", k.when->knob, k.when->op, w);
-      }
-      std::cout << fmt::format("  {} {}: {}{}\n", k.numeric ? "numeric    " : "categorical", k.name, vals, extra);
+      if (!k.collectives.empty()) extra += " [" + join(k.collectives, ",") + "]";
+      if (k.when) extra += fmt::format(" when {} {} {}", k.when->knob, k.when->op, join(k.when->values, ","));
+      std::cout << fmt::format("  {} {}: {}{}\n", k.numeric ? "numeric    " : "categorical", k.name, join(vals, " "), extra);
     }
   }
   return 0;
@@ -108,8 +103,7 @@ int list_tunables() {
     std::string range;
     if (t.type == TunableType::Int || t.type == TunableType::Pow2) range = fmt::format("{}..{}", t.min, t.max);
     else if (t.type == TunableType::Bool) range = "0|1";
-    else
-      for (auto v : t.values) range += (range.empty() ? "" : "|") + std::string(v);
+    else range = join(t.values, "|");
     if (!t.unit.empty()) range += " " + std::string(t.unit);
     std::cout << fmt::format("{:<56} {:<6} {:<9} {:<24} {:<10} {}\n", t.name, scope_name(t.scope), type_name(t.type), range,
                              t.default_value, t.doc);
@@ -129,9 +123,9 @@ void print_verdict(const tuner::TuneOutcome& res) {
     std::cout << fmt::format("{:<16} {:>10} {:>14.3f} {:>14.3f} {:>8.3f} {:>18}  {}\n", d.coll, format_bytes(d.min_bytes),
                              d.baseline_busbw_GBps, d.busbw_GBps, d.ratio, fmt::format("[{:.3f}, {:.3f}]", d.ratio_lo, d.ratio_hi),
                              d.significant ? d.config : std::string("baseline (no significant gain)"));
-  std::string env;
-  for (const auto& [k, v] : p.env) env += (env.empty() ? "" : " ") + k + "=" + v;
-  std::cout << "# settings.env: " << (env.empty() ? "(none: the defaults stay)" : env) << "\n";
+  std::vector<std::string> env;
+  for (const auto& [k, v] : p.env) env.push_back(k + "=" + v);
+  std::cout << "# settings.env: " << (env.empty() ? "(none: the defaults stay)" : join(env, " ")) << "\n";
   if (p.evidence.extra.contains("single_env"))
     std::cout << "# single environment: " << p.evidence.extra["single_env"].value("reason", "") << "\n";
   std::cout << "# profile: " << res.profile_path.string() << "\n" << std::flush;
@@ -143,8 +137,9 @@ int run(const TuneCli& cli) {
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   tuner::TuneOutcome res;
   if (!cli.resume.empty()) {
-    if (!cli.out.empty() || !cli.space.empty() || !cli.bench_args.empty())
-      throw UsageError("--resume DIR continues a session with its own settings: give no --out, --space or bench arguments");
+    if (!cli.out.empty() || !cli.space.empty() || !cli.topo_root.empty() || !cli.bench_args.empty())
+      throw UsageError("--resume DIR continues a session with its own settings: give no --out, --space, --topo-root or "
+                       "bench arguments");
     res = tuner::resume_tune(cli.resume, environ, std::cerr, tty, cli.quiet);
   } else {
     if (cli.out.empty()) throw UsageError("--out DIR is required (or --resume DIR)");
@@ -172,9 +167,11 @@ int run(const TuneCli& cli) {
       if (eq == std::string::npos || eq == 0) throw UsageError("--baseline-env " + kv + ": expected NAME=VALUE");
       o.baseline_env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
+    o.topo.railkit = sibling_program("", "railkit", "");  // what the nodes run: this railkit
+    if (!cli.topo_root.empty()) o.topo.root = cli.topo_root;
     if (!cli.dcqcn_root.empty()) {
       tuner::DcqcnOnNodes d;
-      d.railkit = sibling_program("", "railkit", "");
+      d.railkit = o.topo.railkit;
       d.root = std::filesystem::absolute(cli.dcqcn_root).string();
       d.netdevs = cli.netdevs;
       d.priority = cli.priority;
@@ -187,11 +184,6 @@ int run(const TuneCli& cli) {
     }
     o.profile_name = cli.name;
     res = tuner::run_tune(o, environ, std::cerr, tty, cli.quiet);
-  }
-  if (res.interrupted_by != 0) {
-    std::cerr << fmt::format("railkit tune: interrupted after {} trials; continue with `railkit tune --resume {}`\n",
-                             res.trials_total, cli.resume.empty() ? cli.out : cli.resume);
-    return 128 + res.interrupted_by;
   }
   if (res.profile && res.emit_ompi_rules)
     write_file_atomic(*res.emit_ompi_rules, profiles::ompi_rules(res.profile->decisions, res.profile->cluster.ranks));
@@ -227,6 +219,9 @@ std::function<int()> setup_tune(CLI::App& app) {
   app.add_option("--baseline-env", cli->baseline_env, "NAME=VALUE of the baseline tuned settings must beat (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--dcqcn-root", cli->dcqcn_root, "root of the nodes' sysfs for DCQCN knobs (/ on real nodes)");
+  app.add_option("--topo-root", cli->topo_root,
+                 "captured or fixture tree (holding sys/) whose topology fingerprint the profile records "
+                 "(default: `railkit topo` on each measured node)");
   app.add_option("--netdev", cli->netdevs, "RoCE netdev the DCQCN knobs apply to (repeatable; default: all)")
       ->allow_extra_args(false);
   app.add_option("--priority", cli->priority, "RoCE priority the DCQCN settings are recorded for")

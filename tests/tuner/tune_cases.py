@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Integration tests of `railkit tune`, run for real: railkit-bench on 4 local ranks under mpirun
-(ctest label `mpi`), DCQCN knobs applied to a fixture tree. Standard library only (jsonschema
-when installed).
+(ctest label `mpi`), DCQCN knobs applied to a fixture tree, the profile's fingerprint from the
+measured node or a fixture tree. Standard library only (jsonschema when installed).
 
     tune_cases.py --railkit build/bin/railkit [--bench build/bin/railkit-bench] --case NAME
     tune_cases.py --list
@@ -20,6 +20,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 GEN_DCQCN = os.path.join(ROOT, "tests", "fixtures", "dcqcn", "gen_dcqcn.py")
+GEN_SYSFS = os.path.join(ROOT, "tests", "fixtures", "sysfs", "gen_sysfs.py")
 PROFILE_SCHEMA = os.path.join(ROOT, "profiles", "railkit.profile.schema.json")
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from casekit import Cases, Failure, check, railkit_main  # noqa: E402
@@ -83,6 +84,33 @@ def check_profile(path):
     return prof
 
 
+def topo_doc(ctx, *root):
+    """`railkit topo --format json` of this machine (or of `--root DIR`)."""
+    rc, so, se = ctx.run("topo", *(["--root", root[0]] if root else []), "--format", "json")
+    check(rc == 0, f"railkit topo rc {rc}\n{se}")
+    return json.loads(so)
+
+
+def check_fingerprint_from_nodes(ctx, out, prof):
+    """The profile's fingerprint is the measured node's, probed with `railkit topo` through the
+    launcher, and the journal says so (one topology line, before the done line)."""
+    here = topo_doc(ctx)
+    cl = prof["cluster"]
+    check(cl["fingerprint"] == here["fingerprint"]["hash"],
+          f"profile fingerprint {cl['fingerprint']!r}, this node's {here['fingerprint']['hash']!r}")
+    ex = cl["extra"]
+    check(ex.get("fingerprint_source") == "nodes" and "fingerprint_error" not in ex, f"cluster.extra {ex}")
+    check([n["host"] for n in ex["fingerprint_nodes"]] == cl["hosts"], f"probed {ex['fingerprint_nodes']}, measured {cl['hosts']}")
+    lines = journal(out)
+    topo = [j for j in lines if j["type"] == "topology"]
+    check(len(topo) == 1 and topo[0]["source"] == "nodes", f"topology lines {topo}")
+    check([t["type"] for t in lines].index("topology") < [t["type"] for t in lines].index("done"), "topology after done")
+    for n in topo[0]["nodes"]:
+        with open(os.path.join(out, n["document"])) as f:
+            check(json.load(f)["fingerprint"]["hash"] == cl["fingerprint"], f"document {n['document']}")
+    return topo[0]
+
+
 def wait_for_trials(path, n, proc, limit_s=120):
     t0 = time.time()
     while time.time() - t0 < limit_s:
@@ -120,6 +148,7 @@ def done_when(ctx):
         if d["significant"]:
             check(d["ratio_lo"] > 1, f"a significant decision with ratio_lo <= 1: {d}")
     check(len(prof["expectations"]) == 3, f"expectations {prof['expectations']}")
+    check_fingerprint_from_nodes(ctx, out, prof)
     check("# profile:" in so and "validated" in so, f"no verdict on stdout:\n{so}")
     check("[1/10] defaults:" in se and "best" in se, f"no progress lines:\n{se}")
     vals = [j for j in journal(out) if j["type"] == "validation"]
@@ -317,6 +346,7 @@ def bad_inputs(ctx):
     with open(w, "w") as f:
         json.dump({"schema": "railkit.weights/1", "messages": [{"coll": "all_gather", "bytes": 4096, "count": 1}]}, f)
     bad(["--space", "ompi-coll", "--budget", "2", "--weights", w, "--out", out], "all_gather")
+    bad(["--space", "ompi-coll", "--budget", "2", "--topo-root", ctx.path("no-tree"), "--out", out], "--topo-root")
     check(not os.path.exists(os.path.join(out, "journal.jsonl")), "a refused session left a journal")
     bad(["--resume", ctx.path("missing")], "no such directory", bench_args=None)
     os.makedirs(ctx.path("empty"))
@@ -329,6 +359,68 @@ def bad_inputs(ctx):
                          "--np", "4", "--no-validate", "--out", out, "--", *QUICK)
     check(rc == 0, f"rc {rc}\n{se}")
     bad(["--space", "ompi-coll", "--budget", "1", "--strategy", "grid", "--out", out], "--resume")
+
+
+SENDRECV = ["--backend", "mpi", "--coll", "sendrecv", "-b", "4K", "-e", "64K", "-f", "4", "-n", "5", "-w", "2"]
+
+
+@case
+def local_launcher_fingerprint(ctx):
+    """--launcher local (one process, no mpirun): the probe runs here, the profile records its
+    fingerprint with its source, and --resume reuses the journaled facts instead of probing again."""
+    space = ctx.path("space.json")
+    with open(space, "w") as f:  # a knob of every collective (sendrecv has busbw with one rank)
+        json.dump({"schema": "railkit.space/1", "name": "algo", "knobs": [{"name": "NCCL_ALGO", "values": [None, "Ring"]}]}, f)
+    out = ctx.path("tune")
+    rc, so, se = ctx.run("tune", "--space", space, "--strategy", "grid", "--launcher", "local", "--pairs", "2",
+                         "--out", out, "--", *SENDRECV)
+    check(rc == 0, f"rc {rc}\n{se}")
+    prof = check_profile(out)
+    check(prof["cluster"]["ranks"] == 1 and len(prof["cluster"]["hosts"]) == 1, f"cluster {prof['cluster']}")
+    topo = check_fingerprint_from_nodes(ctx, out, prof)
+    session = journal(out)[0]
+    check(session["topo"]["root"] is None and os.path.basename(session["topo"]["railkit"]) == "railkit",
+          f"session's fingerprint source {session.get('topo')}")
+    # Resume a session that stopped before its profile: the journaled facts are reused as they are.
+    lines = [j for j in journal(out) if j["type"] != "done"]
+    with open(os.path.join(out, "journal.jsonl"), "w") as f:
+        for j in lines:
+            f.write(json.dumps(j) + "\n")
+    os.remove(os.path.join(out, "profile.json"))
+    rc, so, se = ctx.run("tune", "--resume", out)
+    check(rc == 0, f"resume rc {rc}\n{se}")
+    check([j for j in journal(out) if j["type"] == "topology"] == [topo], "resume probed again")
+    check(check_profile(out)["cluster"]["fingerprint"] == prof["cluster"]["fingerprint"], "resume changed the fingerprint")
+
+
+@case
+def topo_root_fixture(ctx):
+    """--topo-root with the DGX fixture tree: the profile carries that tree's fingerprint (not this
+    node's), says where it came from, and a resumed session keeps it."""
+    subprocess.run([sys.executable, GEN_SYSFS, "--out", ctx.path("fx"), "dgx-h100"], check=True, stdout=subprocess.DEVNULL)
+    root = ctx.path("fx", "dgx-h100")
+    fx = topo_doc(ctx, root)
+    check(fx["fingerprint"]["hash"] != topo_doc(ctx)["fingerprint"]["hash"], "the fixture fingerprints like this node")
+    out = ctx.path("tune")
+    rc, so, se = ctx.run("tune", "--space", "ompi-coll", "--strategy", "grid", "--budget", "2", "--launcher", "mpirun",
+                         "--np", "4", "--no-validate", "--topo-root", root, "--out", out, "--", *QUICK)
+    check(rc == 0, f"rc {rc}\n{se}")
+    prof = check_profile(out)
+    cl = prof["cluster"]
+    check(cl["fingerprint"] == fx["fingerprint"]["hash"], f"profile fingerprint {cl['fingerprint']!r}, fixture's {fx['fingerprint']['hash']!r}")
+    check(cl["nic_models"] == sorted({n["model"] for n in fx["nics"]}), f"nic_models {cl['nic_models']}")
+    check(cl["extra"].get("fingerprint_source") == "topo-root" and cl["extra"].get("topo_root") == root, f"cluster.extra {cl['extra']}")
+    check(cl["ranks"] == 4 and cl["backend"] == "mpi", f"cluster {cl}")
+    check(journal(out)[0]["topo"]["root"] == root, f"session line {journal(out)[0].get('topo')}")
+    topo = [j for j in journal(out) if j["type"] == "topology"]
+    check(len(topo) == 1 and topo[0]["source"] == "topo-root" and topo[0]["nodes"][0]["fingerprint"] == cl["fingerprint"],
+          f"topology lines {topo}")
+    rc, so, se = ctx.run("tune", "--resume", out)
+    check(rc == 0, f"resume rc {rc}\n{se}")
+    check(check_profile(out)["cluster"]["fingerprint"] == fx["fingerprint"]["hash"], "resume changed the fingerprint")
+    check(len([j for j in journal(out) if j["type"] == "topology"]) == 1, "resume probed again")
+    rc, so, se = ctx.run("tune", "--resume", out, "--topo-root", root)
+    check(rc == 6 and "--topo-root" in se, f"--resume with --topo-root: rc {rc}\n{se}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,257 @@
+// From measurements to a profile (tuner/evidence), on synthetic trials, validation runs and
+// fingerprint facts: candidates, per-bucket decisions, the single environment, expectations,
+// what counts as validated, and the cluster's fingerprint from the facts given.
+#include "tuner/evidence.hpp"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tuner_test_util.hpp"
+
+namespace railkit::tuner {
+namespace {
+
+using test::make_knob;
+using Buckets = std::map<BucketKey, double>;
+
+const BucketKey kSmall{"all_reduce", 4096};
+const BucketKey kLarge{"all_reduce", 16384};
+
+/// NCCL_ALGO: unset (the baseline), Ring, Tree.
+Space algo_space() {
+  Space s;
+  s.name = "algo";
+  s.knobs.push_back(make_knob("NCCL_ALGO", {"", "Ring", "Tree"}, 0, false));
+  return s;
+}
+
+const Config kBase{0}, kRing{1}, kTree{2};
+
+TrialRecord trial(int id, const Config& c, std::optional<double> objective, Buckets buckets,
+                  TrialStatus status = TrialStatus::Ok) {
+  TrialRecord t;
+  t.id = id;
+  t.proposal = {c, 1};
+  t.label = config_label(algo_space(), c);
+  t.status = status;
+  t.objective = objective;
+  t.buckets = std::move(buckets);
+  return t;
+}
+
+/// One validation run: busbw per bucket, each bucket's one size measured at that busbw.
+ValidationRecord run(int round, const std::string& role, double small, double large, const std::string& backend = "mpi") {
+  ValidationRecord r;
+  r.round = round;
+  r.role = role;
+  r.status = TrialStatus::Ok;
+  r.backend = backend;
+  r.buckets = {{kSmall, small}, {kLarge, large}};
+  r.sizes = {{{"all_reduce", 4096}, small}, {{"all_reduce", 16384}, large}};
+  return r;
+}
+
+TuneOptions options() {
+  TuneOptions o;
+  o.space = algo_space();
+  o.strategy = "grid";
+  o.out_dir = "/runs/tune-algo";
+  o.pairs = 5;
+  return o;
+}
+
+/// Ring wins the small bucket by about 40% and ties the large one; Tree wins the large one by
+/// about 30%; five rounds with a little noise that differs between rounds.
+SessionEvidence clear_winners() {
+  SessionEvidence e;
+  e.trials = {trial(1, kBase, 10, {{kSmall, 10}, {kLarge, 10}}), trial(2, kRing, 12, {{kSmall, 14}, {kLarge, 10.5}}),
+              trial(3, kTree, 11, {{kSmall, 9}, {kLarge, 13}})};
+  e.candidates = {kRing, kTree};
+  const double noise[] = {1.0, 1.02, 0.98, 1.01, 0.99};
+  for (int r = 1; r <= 5; ++r) {
+    const double n = noise[r - 1];
+    e.runs.push_back(run(r, "baseline", 10 * n, 10 * n));
+    e.runs.push_back(run(r, "candidate-1", 14 * n * (r % 2 ? 1.01 : 0.99), 10 * n));
+    e.runs.push_back(run(r, "candidate-2", 9 * n, 13 * n * (r % 2 ? 0.99 : 1.01)));
+  }
+  e.cluster_doc = test::make_doc("t", {});
+  e.fingerprint.source = "nodes";
+  e.fingerprint.nodes = {{"vm", "f00d", {"ConnectX-7"}, "topology/vm.json", ""}};
+  e.best_objective_GBps = 12;
+  e.baseline_objective_GBps = 10;
+  return e;
+}
+
+const ProfileDecision& decision(const ProfileDocument& p, const BucketKey& k) {
+  for (const auto& d : p.decisions)
+    if (d.coll == k.coll && d.min_bytes == k.lower_bytes) return d;
+  throw std::runtime_error("no decision for " + k.coll);
+}
+
+TEST(Evidence, CandidatesBestFirstThenBucketWinners) {
+  const SessionEvidence e = clear_winners();
+  EXPECT_EQ(choose_candidates(algo_space(), e.trials), (std::vector<Config>{kRing, kTree}));
+  // A bucket the baseline wins does not make it a candidate; failed trials win nothing.
+  std::vector<TrialRecord> t = {trial(1, kBase, 10, {{kSmall, 20}, {kLarge, 10}}), trial(2, kRing, 12, {{kSmall, 14}, {kLarge, 11}}),
+                                trial(3, kTree, std::nullopt, {{kSmall, 30}, {kLarge, 30}}, TrialStatus::Failed)};
+  EXPECT_EQ(choose_candidates(algo_space(), t), (std::vector<Config>{kRing}));
+  t = {trial(1, kBase, std::nullopt, {}, TrialStatus::Timeout)};
+  EXPECT_TRUE(choose_candidates(algo_space(), t).empty());
+}
+
+TEST(Evidence, SignificantWinnersDecideTheirBuckets) {
+  const ProfileDocument p = build_profile(options(), clear_winners(), "2025-01-02T03:04:05Z");
+  EXPECT_EQ(p.name, "tune-algo");
+  EXPECT_EQ(p.created, "2025-01-02T03:04:05Z");
+  EXPECT_TRUE(p.evidence.validated);
+  EXPECT_EQ(p.evidence.validated_at, "2025-01-02T03:04:05Z");
+  EXPECT_EQ(p.evidence.pairs, 5);
+  EXPECT_EQ(p.evidence.trials, 3);
+  EXPECT_EQ(p.evidence.tune_dir, "/runs/tune-algo");
+  ASSERT_EQ(p.decisions.size(), 2u);
+  const ProfileDecision& small = decision(p, kSmall);
+  EXPECT_TRUE(small.significant);
+  EXPECT_EQ(small.config, "ALGO=Ring");
+  EXPECT_EQ(small.env, (std::map<std::string, std::string>{{"NCCL_ALGO", "Ring"}}));
+  EXPECT_GT(small.ratio_lo, 1.0);
+  EXPECT_EQ(small.max_bytes, 4 * 4096 - 1);
+  const ProfileDecision& large = decision(p, kLarge);
+  EXPECT_TRUE(large.significant);
+  EXPECT_EQ(large.config, "ALGO=Tree");  // Ring only ties there
+  EXPECT_NEAR(large.ratio, 1.3, 0.02);
+  // Ring gains somewhere and loses nowhere: it is the single environment.
+  EXPECT_EQ(p.env, (std::map<std::string, std::string>{{"NCCL_ALGO", "Ring"}}));
+  EXPECT_TRUE(p.evidence.extra["single_env"]["taken"].get<bool>());
+  // Evidence rows: the paired series of the decision's candidate, five rounds each.
+  ASSERT_EQ(p.evidence.rows.size(), 2u);
+  for (const auto& row : p.evidence.rows) {
+    EXPECT_EQ(row.baseline_busbw_GBps.size(), 5u);
+    EXPECT_EQ(row.tuned_busbw_GBps.size(), 5u);
+    EXPECT_LE(row.ratio_lo, row.ratio);
+    EXPECT_LE(row.ratio, row.ratio_hi);
+  }
+  // Expectations: per size, the median of the runs of the settings in settings.env (Ring's).
+  ASSERT_EQ(p.expectations.size(), 2u);
+  EXPECT_EQ(p.expectations[0].bytes, 4096u);
+  EXPECT_NEAR(p.expectations[0].busbw_GBps, 14.0, 0.2);
+  EXPECT_NEAR(p.expectations[1].busbw_GBps, 10.0, 0.1);
+  for (const auto& x : p.expectations) EXPECT_GE(x.tolerance, 0.05);
+}
+
+TEST(Evidence, RegressionKeepsTheBaselineEnvironment) {
+  SessionEvidence e = clear_winners();
+  for (auto& r : e.runs)
+    if (r.role == "candidate-1") r.buckets[kLarge] *= 0.9;  // Ring loses 10% on large messages
+  const ProfileDocument p = build_profile(options(), e, "now");
+  EXPECT_TRUE(p.evidence.validated);
+  EXPECT_TRUE(p.env.empty());
+  EXPECT_FALSE(p.evidence.extra["single_env"]["taken"].get<bool>());
+  EXPECT_EQ(p.evidence.extra["single_env"]["reason"], "a bucket regresses more than max_regression");
+  EXPECT_EQ(decision(p, kSmall).config, "ALGO=Ring");  // per bucket it still wins
+  EXPECT_NEAR(p.expectations[0].busbw_GBps, 10.0, 0.2);  // the baseline's runs
+}
+
+TEST(Evidence, NotValidatedWithoutARealBackendOrEnoughPairs) {
+  SessionEvidence sim = clear_winners();
+  for (auto& r : sim.runs) r.backend = "sim";
+  SessionEvidence one_pair = clear_winners();
+  one_pair.runs.resize(3);  // round 1 only
+  SessionEvidence none = clear_winners();
+  none.runs.clear();
+  TuneOptions off = options();
+  off.validate = false;
+  const std::pair<TuneOptions, SessionEvidence> cases[] = {{options(), sim}, {options(), one_pair}, {options(), none},
+                                                           {off, clear_winners()}};
+  for (const auto& [o, e] : cases) {
+    const ProfileDocument p = build_profile(o, e, "now");
+    EXPECT_FALSE(p.evidence.validated);
+    EXPECT_EQ(p.evidence.validated_at, "");
+    EXPECT_TRUE(p.env.empty());
+    EXPECT_EQ(p.evidence.extra["single_env"]["reason"], "not validated");
+    for (const auto& d : p.decisions) {
+      EXPECT_FALSE(d.significant);
+      EXPECT_EQ(d.config, "baseline");
+    }
+  }
+}
+
+TEST(Evidence, ClusterFromTheResultsDocument) {
+  ResultsDocument doc = test::make_doc("t", {});
+  doc.run.nranks = 16;
+  doc.run.nnodes = 2;
+  doc.run.hosts = {"n1", "n2"};
+  doc.observed["ranks"] = {{{"device", {{"name", "NVIDIA H100 80GB HBM3"}}}}, {{"device", {{"name", "NVIDIA H100 80GB HBM3"}}}}};
+  doc.observed["nccl_version"] = "2.28.9";
+  FingerprintFacts f;
+  f.source = "nodes";
+  f.nodes = {{"n1", "abcd", {"ConnectX-7"}, "topology/n1.json", ""}, {"n2", "abcd", {"ConnectX-7"}, "topology/n2.json", ""}};
+  const ProfileCluster c = build_cluster(doc, f);
+  EXPECT_EQ(c.nodes, 2);
+  EXPECT_EQ(c.ranks, 16);
+  EXPECT_EQ(c.ranks_per_node, 8);
+  EXPECT_EQ(c.backend, "mpi");
+  EXPECT_EQ(c.hosts, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(c.gpu_models, (std::vector<std::string>{"NVIDIA H100 80GB HBM3"}));
+  EXPECT_EQ(c.extra["nccl_version"], "2.28.9");
+  EXPECT_EQ(c.fingerprint, "abcd");
+  EXPECT_EQ(c.nic_models, (std::vector<std::string>{"ConnectX-7"}));
+  EXPECT_EQ(c.extra["fingerprint_source"], "nodes");
+  EXPECT_EQ(c.extra["fingerprint_nodes"].size(), 2u);
+  EXPECT_FALSE(c.extra.contains("fingerprint_error"));
+  EXPECT_FALSE(c.extra.contains("topo_root"));
+}
+
+TEST(Evidence, ClusterFingerprintOnlyWhenEveryMeasuredNodeAgrees) {
+  FingerprintFacts differ;
+  differ.source = "nodes";
+  differ.nodes = {{"n1", "abcd", {"ConnectX-7"}, "", ""}, {"n2", "ef01", {"ConnectX-6 Dx"}, "", ""}};
+  ProfileCluster c = build_cluster(std::nullopt, differ);
+  EXPECT_EQ(c.fingerprint, "");
+  const std::string why = c.extra.at("fingerprint_error").get<std::string>();
+  for (const char* s : {"differ", "abcd on n1", "ef01 on n2"}) EXPECT_NE(why.find(s), std::string::npos) << why;
+  EXPECT_EQ(c.nic_models, (std::vector<std::string>{"ConnectX-6 Dx", "ConnectX-7"}));
+
+  FingerprintFacts failed;
+  failed.source = "nodes";
+  failed.nodes = {{"n1", "abcd", {}, "", ""}, {"n2", "", {}, "", "railkit topo: exit code 255: ssh: connect refused"}};
+  c = build_cluster(std::nullopt, failed);
+  EXPECT_EQ(c.fingerprint, "");
+  const std::string fail = c.extra.at("fingerprint_error").get<std::string>();
+  EXPECT_NE(fail.find("1 of 2 nodes"), std::string::npos) << fail;
+  EXPECT_NE(fail.find("n2: railkit topo: exit code 255"), std::string::npos) << fail;
+  EXPECT_EQ(c.extra["fingerprint_nodes"][1]["error"], failed.nodes[1].error);
+  EXPECT_TRUE(c.extra["fingerprint_nodes"][1]["fingerprint"].is_null());
+
+  FingerprintFacts tree;
+  tree.source = "topo-root";
+  tree.root = "/captures/dgx-h100";
+  tree.nodes = {{"dgx-h100-01", "a922", {"ConnectX-7"}, "", ""}};
+  c = build_cluster(std::nullopt, tree);
+  EXPECT_EQ(c.fingerprint, "a922");
+  EXPECT_EQ(c.extra["fingerprint_source"], "topo-root");
+  EXPECT_EQ(c.extra["topo_root"], "/captures/dgx-h100");
+  EXPECT_EQ(c.nodes, 0);  // no results document: no counts
+
+  FingerprintFacts nobody;
+  nobody.source = "nodes";
+  c = build_cluster(std::nullopt, nobody);
+  EXPECT_EQ(c.fingerprint, "");
+  EXPECT_EQ(c.extra["fingerprint_error"], "no node was probed");
+}
+
+TEST(Evidence, ProfileCarriesTheFingerprintFactsGiven) {
+  SessionEvidence e = clear_winners();
+  e.fingerprint.source = "topo-root";
+  e.fingerprint.root = "/fixtures/dgx";
+  e.fingerprint.nodes = {{"dgx-01", "beef", {"ConnectX-7"}, "", ""}};
+  const ProfileDocument p = build_profile(options(), e, "now");
+  EXPECT_EQ(p.cluster.fingerprint, "beef");
+  EXPECT_EQ(p.cluster.extra["fingerprint_source"], "topo-root");
+  EXPECT_EQ(p.cluster.ranks, 4);  // from the results document
+  EXPECT_EQ(p.cluster.hosts, (std::vector<std::string>{"vm"}));
+}
+
+}  // namespace
+}  // namespace railkit::tuner

@@ -1,0 +1,289 @@
+#include "tuner/evidence.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/stats.hpp"
+#include "core/version.hpp"
+#include "tuner/validate.hpp"
+
+namespace railkit::tuner {
+namespace {
+
+using json = nlohmann::json;
+
+const TrialRecord* best_trial(const std::vector<TrialRecord>& trials) {
+  const TrialRecord* b = nullptr;
+  for (const auto& t : trials)
+    if (t.objective && (!b || *t.objective > *b->objective)) b = &t;
+  return b;
+}
+
+/// The paired comparison of one candidate with the baseline in one bucket.
+struct Cmp {
+  PairedRatio pr;
+  std::vector<double> base, tuned;  ///< per round both measured, in round order
+};
+
+/// round -> busbw of bucket k in the successful validation runs of `role`.
+std::map<int, double> series(const std::vector<ValidationRecord>& runs, const std::string& role, const BucketKey& k) {
+  std::map<int, double> v;
+  for (const auto& r : runs)
+    if (r.role == role && r.status == TrialStatus::Ok) {
+      auto it = r.buckets.find(k);
+      if (it != r.buckets.end() && it->second > 0) v[r.round] = it->second;
+    }
+  return v;
+}
+
+/// The validation's comparisons: every bucket measured, and per candidate the buckets where
+/// it and the baseline have a round in common.
+struct Comparisons {
+  std::set<BucketKey> keys;
+  std::vector<std::map<BucketKey, Cmp>> per_candidate;
+};
+
+Comparisons compare_runs(const std::vector<ValidationRecord>& runs, std::size_t ncandidates) {
+  Comparisons c;
+  for (const auto& r : runs)
+    for (const auto& [k, v] : r.buckets) c.keys.insert(k);
+  c.per_candidate.resize(ncandidates);
+  for (std::size_t ci = 0; ci < ncandidates; ++ci)
+    for (const auto& k : c.keys) {
+      const auto b = series(runs, validation_role(0), k);
+      const auto t = series(runs, validation_role(ci + 1), k);
+      Cmp x;
+      for (const auto& [round, v] : b)
+        if (auto it = t.find(round); it != t.end()) {
+          x.base.push_back(v);
+          x.tuned.push_back(it->second);
+        }
+      if (!x.base.empty()) {
+        x.pr = paired_ratio(x.base, x.tuned);
+        c.per_candidate[ci][k] = std::move(x);
+      }
+    }
+  return c;
+}
+
+/// The evidence's header: what was searched and how, and whether the validation counts.
+void fill_evidence(const TuneOptions& o, const SessionEvidence& e, const Comparisons& c, const std::string& now,
+                   ProfileEvidence& ev) {
+  int baseline_rounds = 0, best_rounds = 0;
+  bool real_backend = true;
+  for (const auto& r : e.runs) {
+    if (r.status != TrialStatus::Ok) continue;
+    if (r.role == validation_role(0)) ++baseline_rounds;
+    if (r.role == validation_role(1)) ++best_rounds;
+    if (r.backend != "mpi" && r.backend != "nccl") real_backend = false;
+  }
+  const int pairs_done = std::min(baseline_rounds, best_rounds);
+  ev.validated = o.validate && real_backend && pairs_done >= std::min(o.pairs, 2) && !c.keys.empty();
+  ev.validated_at = ev.validated ? now : "";
+  ev.railkit_version = kVersion;
+  ev.strategy = o.strategy;
+  ev.space = o.space.name;
+  ev.trials = static_cast<int>(e.trials.size());
+  ev.pairs = pairs_done;
+  ev.max_regression = o.max_regression;
+  ev.baseline_env = o.baseline_env;
+  ev.tune_dir = o.out_dir.string();
+  ev.extra["search"] = {{"best_objective_GBps", e.best_objective_GBps},
+                        {"baseline_objective_GBps", e.baseline_objective_GBps},
+                        {"weights", o.weights_path ? json(*o.weights_path) : json("equal")},
+                        {"iters", o.iters},
+                        {"seed", o.seed},
+                        {"budget", o.budget},
+                        {"launcher", launcher_to_json(o.launcher)},
+                        {"bench_args", o.bench_args}};
+}
+
+/// The single environment: the best candidate when it wins somewhere and regresses nowhere,
+/// else the baseline's. Returns whether the best candidate was taken.
+bool choose_single_env(const TuneOptions& o, const std::vector<Config>& candidates, const Comparisons& c,
+                       ProfileDocument& p) {
+  const Settings best = settings_of(o.space, candidates.front());
+  bool best_ok = p.evidence.validated && !c.per_candidate.empty() && !c.per_candidate[0].empty();
+  bool best_gains = false;
+  if (best_ok)
+    for (const auto& [k, x] : c.per_candidate[0]) {
+      if (x.pr.ratio < 1.0 - o.max_regression) best_ok = false;
+      if (x.pr.lo > 1.0) best_gains = true;
+    }
+  const bool take = best_ok && best_gains;
+  p.env = take ? best.env : o.baseline_env;
+  if (take && !best.dcqcn.empty()) p.dcqcn[std::to_string(o.dcqcn ? o.dcqcn->priority : 3)] = best.dcqcn;
+  p.evidence.extra["single_env"] = {
+      {"candidate", config_label(o.space, candidates.front())},
+      {"taken", take},
+      {"reason", take ? "significant gain in at least one bucket, no bucket below 1 - max_regression"
+                 : !p.evidence.validated ? "not validated"
+                 : !best_gains ? "no bucket with a significant gain"
+                               : "a bucket regresses more than max_regression"}};
+  return take;
+}
+
+/// The candidate whose interval in bucket k lies above 1 with the highest ratio (two rounds at
+/// least), or -1.
+int bucket_winner(const Comparisons& c, const BucketKey& k) {
+  int chosen = -1;
+  double chosen_ratio = 1;
+  for (std::size_t ci = 0; ci < c.per_candidate.size(); ++ci) {
+    auto it = c.per_candidate[ci].find(k);
+    if (it == c.per_candidate[ci].end() || it->second.base.size() < 2) continue;
+    if (it->second.pr.lo > 1.0 && it->second.pr.ratio > chosen_ratio) {
+      chosen = static_cast<int>(ci);
+      chosen_ratio = it->second.pr.ratio;
+    }
+  }
+  return chosen;
+}
+
+/// Bucket k's decision and (when compared) its evidence row.
+void decide_bucket(const TuneOptions& o, const SessionEvidence& e, const Comparisons& c, const BucketKey& k,
+                   ProfileDocument& p) {
+  const int chosen = p.evidence.validated ? bucket_winner(c, k) : -1;
+  ProfileDecision d;
+  d.coll = k.coll;
+  d.min_bytes = k.lower_bytes;
+  d.max_bytes = k.lower_bytes * 4 - 1;
+  const Cmp* x = nullptr;
+  if (chosen >= 0) {
+    const Config& cfg = e.candidates[static_cast<std::size_t>(chosen)];
+    x = &c.per_candidate[static_cast<std::size_t>(chosen)].at(k);
+    d.env = settings_of(o.space, cfg).env;
+    d.config = config_label(o.space, cfg);
+    d.significant = true;
+  } else {
+    d.env = o.baseline_env;
+    d.config = "baseline";
+    if (!c.per_candidate.empty())
+      if (auto it = c.per_candidate[0].find(k); it != c.per_candidate[0].end()) x = &it->second;  // for the record
+  }
+  std::vector<double> base;
+  for (const auto& [round, v] : series(e.runs, validation_role(0), k)) base.push_back(v);
+  d.baseline_busbw_GBps = base.empty() ? 0 : median(base);
+  d.busbw_GBps = chosen >= 0 ? median(x->tuned) : d.baseline_busbw_GBps;
+  if (x) {
+    d.ratio = x->pr.ratio;
+    d.ratio_lo = x->pr.lo;
+    d.ratio_hi = x->pr.hi;
+    ProfileEvidenceRow row;
+    row.coll = k.coll;
+    row.bytes = k.lower_bytes;
+    row.baseline_busbw_GBps = x->base;
+    row.tuned_busbw_GBps = x->tuned;
+    row.ratio = x->pr.ratio;
+    row.ratio_lo = x->pr.lo;
+    row.ratio_hi = x->pr.hi;
+    p.evidence.rows.push_back(std::move(row));
+  }
+  p.decisions.push_back(std::move(d));
+}
+
+/// Per measured size, the median busbw of the runs of `role` (the settings the profile's env
+/// holds), with a tolerance of 1.5x the measured spread clamped to [0.05, 0.5].
+std::vector<ProfileExpectation> expectations(const std::vector<ValidationRecord>& runs, const std::string& role) {
+  std::map<std::pair<std::string, std::uint64_t>, std::vector<double>> per_size;
+  for (const auto& r : runs)
+    if (r.role == role && r.status == TrialStatus::Ok)
+      for (const auto& [k, v] : r.sizes) per_size[k].push_back(v);
+  std::vector<ProfileExpectation> out;
+  for (const auto& [k, vals] : per_size) {
+    ProfileExpectation x;
+    x.coll = k.first;
+    x.bytes = k.second;
+    x.busbw_GBps = median(vals);
+    const double lo = *std::min_element(vals.begin(), vals.end());
+    const double spread = x.busbw_GBps > 0 ? 1.0 - lo / x.busbw_GBps : 0.0;
+    x.tolerance = std::clamp(1.5 * spread, 0.05, 0.5);
+    out.push_back(x);
+  }
+  return out;
+}
+
+void fill_fingerprint(const FingerprintFacts& f, ProfileCluster& c) {
+  const FingerprintVerdict v = judge(f);
+  c.fingerprint = v.hash;
+  c.nic_models = v.nic_models;
+  c.extra["fingerprint_source"] = f.source;
+  if (!f.root.empty()) c.extra["topo_root"] = f.root;
+  json nodes = json::array();
+  for (const auto& n : f.nodes) {
+    json x = {{"host", n.host}, {"fingerprint", n.hash.empty() ? json(nullptr) : json(n.hash)}};
+    if (!n.error.empty()) x["error"] = n.error;
+    nodes.push_back(std::move(x));
+  }
+  c.extra["fingerprint_nodes"] = std::move(nodes);
+  if (!v.problem.empty()) c.extra["fingerprint_error"] = v.problem;
+}
+
+}  // namespace
+
+std::vector<Config> choose_candidates(const Space& space, const std::vector<TrialRecord>& trials) {
+  const TrialRecord* best = best_trial(trials);
+  if (!best) return {};
+  std::vector<Config> out{best->proposal.config};
+  std::set<BucketKey> keys;
+  for (const auto& t : trials)
+    for (const auto& [k, v] : t.buckets) keys.insert(k);
+  std::map<Config, int> wins;
+  for (const auto& k : keys) {
+    const TrialRecord* w = nullptr;
+    for (const auto& t : trials) {
+      if (t.status != TrialStatus::Ok) continue;
+      auto it = t.buckets.find(k);
+      if (it != t.buckets.end() && (!w || it->second > w->buckets.at(k))) w = &t;
+    }
+    if (w && w->proposal.config != out.front()) ++wins[w->proposal.config];
+  }
+  std::vector<std::pair<int, Config>> ranked;
+  for (const auto& [c, n] : wins)
+    if (c != baseline_config(space)) ranked.emplace_back(n, c);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t i = 0; i < ranked.size() && out.size() < 3; ++i) out.push_back(ranked[i].second);
+  return out;
+}
+
+ProfileCluster build_cluster(const std::optional<ResultsDocument>& doc, const FingerprintFacts& fingerprint) {
+  ProfileCluster c;
+  if (doc) {
+    const RunInfo& ri = doc->run;
+    c.nodes = ri.nnodes;
+    c.ranks = ri.nranks;
+    c.ranks_per_node = ri.nnodes > 0 ? ri.nranks / ri.nnodes : 0;
+    c.backend = ri.backend;
+    c.backend_version = ri.backend_version;
+    c.hosts = ri.hosts;
+    if (doc->observed.contains("ranks")) {
+      std::set<std::string> gpus;
+      for (const auto& r : doc->observed["ranks"])
+        if (r.contains("device") && r["device"].is_object() && r["device"].contains("name"))
+          gpus.insert(r["device"]["name"].get<std::string>());
+      c.gpu_models.assign(gpus.begin(), gpus.end());
+    }
+    for (const char* key : {"nccl_version", "cuda_driver_version", "cuda_runtime_version"})
+      if (doc->observed.contains(key)) c.extra[key] = doc->observed[key];
+  }
+  fill_fingerprint(fingerprint, c);
+  return c;
+}
+
+ProfileDocument build_profile(const TuneOptions& o, const SessionEvidence& e, const std::string& now) {
+  ProfileDocument p;
+  p.name = o.profile_name.empty() ? o.out_dir.filename().string() : o.profile_name;
+  p.created = now;
+  p.cluster = build_cluster(e.cluster_doc, e.fingerprint);
+  const Comparisons c = compare_runs(e.runs, e.candidates.size());
+  fill_evidence(o, e, c, now, p.evidence);
+  const bool take_best = choose_single_env(o, e.candidates, c, p);
+  for (const auto& k : c.keys) decide_bucket(o, e, c, k, p);
+  if (p.evidence.validated && p.evidence.rows.empty()) p.evidence.validated = false;
+  p.expectations = expectations(e.runs, validation_role(take_best ? 1 : 0));
+  return p;
+}
+
+}  // namespace railkit::tuner

@@ -1,0 +1,45 @@
+#pragma once
+// From a session's measurements to its profile: the candidates the validation re-measures,
+// and the profile (cluster, settings, per-bucket decisions, expectations, evidence) built from
+// the journaled trials and validation runs, a results document of the session and the
+// fingerprint facts. Pure functions: everything they use is an argument.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/profile.hpp"
+#include "core/results.hpp"
+#include "tuner/fingerprint.hpp"
+#include "tuner/journal.hpp"
+#include "tuner/space.hpp"
+#include "tuner/tune.hpp"
+
+namespace railkit::tuner {
+
+/// What the validation re-measures against the baseline: the configuration with the best
+/// objective, then up to two more that won the most buckets (best busbw among ok trials), never
+/// the baseline. Empty when no trial has an objective.
+std::vector<Config> choose_candidates(const Space& space, const std::vector<TrialRecord>& trials);
+
+/// What a session measured: the input of its profile.
+struct SessionEvidence {
+  std::vector<TrialRecord> trials;
+  std::vector<Config> candidates;          ///< choose_candidates(); the best first
+  std::vector<ValidationRecord> runs;      ///< the validation runs, in journal order
+  std::optional<ResultsDocument> cluster_doc;  ///< a results document of the session: the cluster's facts
+  FingerprintFacts fingerprint;
+  double best_objective_GBps = 0;
+  double baseline_objective_GBps = 0;
+};
+
+/// The profile of a session with options `o` (its name, tune_dir and validation settings),
+/// created and validated at `now` (UTC ISO 8601). `e.candidates` must not be empty.
+ProfileDocument build_profile(const TuneOptions& o, const SessionEvidence& e, const std::string& now);
+
+/// The cluster of a profile: nodes, ranks, backend, hosts, GPU models and versions from a
+/// results document; the fingerprint and NIC models from the facts when every probed node
+/// agrees, else an empty fingerprint and `extra.fingerprint_error`; `extra.fingerprint_source`
+/// (nodes | topo-root), `extra.topo_root`, and per node `extra.fingerprint_nodes`.
+ProfileCluster build_cluster(const std::optional<ResultsDocument>& doc, const FingerprintFacts& fingerprint);
+
+}  // namespace railkit::tuner
