@@ -126,11 +126,14 @@ std::vector<std::string> one_host_argv(const LauncherOptions& l, const std::stri
     case LauncherKind::Mpirun:
       argv = mpirun_prefix(l);
       argv.insert(argv.end(), {"-np", "1"});
+      if (!l.hostfile.empty()) argv.insert(argv.end(), {"--hostfile", l.hostfile});
       if (!host.empty()) argv.insert(argv.end(), {"--host", host});
+      argv.insert(argv.end(), l.args.begin(), l.args.end());
       break;
     case LauncherKind::Srun:
       argv.insert(argv.end(), {"srun", "--ntasks=1", "--nodes=1"});
       if (!host.empty()) argv.push_back("--nodelist=" + host);
+      argv.insert(argv.end(), l.args.begin(), l.args.end());
       break;
     case LauncherKind::Local: break;
   }

@@ -56,7 +56,8 @@ std::vector<std::string> world_argv(const LauncherOptions& l, const std::map<std
 /// srun --ntasks-per-node=1).
 std::vector<std::string> per_node_argv(const LauncherOptions& l, const std::vector<std::string>& program);
 
-/// One process on `host` (empty: wherever the launcher puts it, e.g. emulated nodes on this machine).
+/// One process on `host` (empty: wherever the launcher puts it, e.g. emulated nodes on this
+/// machine), with the options' hostfile (mpirun) and launcher arguments.
 std::vector<std::string> one_host_argv(const LauncherOptions& l, const std::string& host,
                                        const std::vector<std::string>& program);
 

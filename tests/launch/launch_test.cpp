@@ -92,8 +92,12 @@ TEST(Launch, PerNodeAndOneHost) {
   EXPECT_EQ(per_node_argv(m, {"railkit", "dcqcn", "show"}),
             (Args{"mpirun", "--allow-run-as-root", "--hostfile", "hosts", "--map-by", "ppr:1:node", "railkit", "dcqcn",
                   "show"}));
+  m.args = {"--mca", "btl", "self,vader,tcp"};
   EXPECT_EQ(one_host_argv(m, "node7", {"railkit", "topo"}),
-            (Args{"mpirun", "--allow-run-as-root", "-np", "1", "--host", "node7", "railkit", "topo"}));
+            (Args{"mpirun", "--allow-run-as-root", "-np", "1", "--hostfile", "hosts", "--host", "node7", "--mca", "btl",
+                  "self,vader,tcp", "railkit", "topo"}));
+  m.hostfile.clear();
+  m.args.clear();
   EXPECT_EQ(one_host_argv(m, "", {"railkit", "topo"}), (Args{"mpirun", "--allow-run-as-root", "-np", "1", "railkit", "topo"}));
   LauncherOptions s;
   s.kind = LauncherKind::Srun;
