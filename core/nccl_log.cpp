@@ -19,12 +19,6 @@ constexpr std::string_view kInfoMarker = "NCCL INFO ";
 constexpr std::string_view kWarnMarker = "NCCL WARN ";
 constexpr std::string_view kVersionPrefix = "NCCL version ";
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 template <typename T>
 std::optional<T> to_number(std::string_view s) {
   s = trim(s);
@@ -212,6 +206,7 @@ class Parser {
     } else if (listed_nets_.size() == 1) {
       s_.net = *listed_nets_.begin();
     }
+    decide_transport();
     if (unreadable_ > 0)
       warn(fmt::format("{} NCCL line(s) looked like connection, pattern or ring lines but could not be read",
                        unreadable_));
@@ -243,8 +238,10 @@ class Parser {
     if (m.starts_with("Pattern ")) return pattern(m);
     if (m.starts_with("Connected all rings")) return rings(m);
     if (m.starts_with(kVersionPrefix)) return version(m);
-    if (m.starts_with("NET/") && m.find("Using") != std::string_view::npos && m.find('[') != std::string_view::npos)
-      return nic_list(m, v.process);
+    if (m.starts_with("NET/") && (m.find(" : Using") != std::string_view::npos ||
+                                  (m.find("Using") != std::string_view::npos && m.find('[') != std::string_view::npos)))
+      return nic_list(m, v.process);  // also NET/IB's deviceless "Using ; OOB eth0:..."
+    if (m.starts_with("Bootstrap")) return bootstrap(m);
     if (m.starts_with("Using network ")) {
       auto n = trim(m.substr(std::string_view("Using network ").size()));
       if (!n.empty() && !announced_net_) announced_net_ = std::string(n);
@@ -414,9 +411,27 @@ class Parser {
       }
       map[*index] = nic;
       s_.nics_available.insert(nic);
+      if (net == "IB" && !nic.link.empty()) ib_links_listed_.insert(nic.link);
       any = true;
     }
     if (any) listed_nets_.insert(net);
+    if (auto oob = m.find("; OOB "); net == "IB" && oob != std::string_view::npos) {
+      Cursor o{m.substr(oob + 6)};
+      if (auto name = o.until(": "); !name.empty()) s_.ib_oob_interfaces.emplace(name);
+    }
+  }
+
+  // "Bootstrap: Using eth0:10.0.0.1<0>" (NCCL 2.24+), "Bootstrap : Using eth0:..." (before),
+  // "Bootstrap: Using mlx5_0:1" (bootstrap over the net plugin, NCCL_OOB_NET_ENABLE=1).
+  void bootstrap(std::string_view m) {
+    Cursor c{m};
+    c.lit("Bootstrap");
+    c.spaces();
+    if (!c.lit(": Using")) return;  // "Bootstrap timings ..." and the like
+    c.spaces();
+    c.bracket();  // NCCL 2.7 and before listed "[0]eth0:..."
+    auto name = c.until(": ");
+    if (!name.empty() && name != "N/A") s_.bootstrap_interfaces.emplace(name);
   }
 
   // "TUNER/Plugin: Using railkit (v5)"
@@ -473,14 +488,37 @@ class Parser {
       std::string name;
       if (const auto* nic = lookup(process, net, dev)) {
         name = nic->name;
+        if (net == "IB" && !nic->link.empty()) links_[net][nic->link] += count;
       } else {
         name = fmt::format("{}/{}", net, dev);
         unmapped.insert(name);
       }
       s_.nic_connections[name] += count;
+      if (net == "Socket") links_[net]["Socket"] += count;
     }
     for (const auto& u : unmapped)
       warn(fmt::format("NET device {} carried connections but no `NET/... : Using [i]name` line maps it", u));
+  }
+
+  /// The transport of the chosen net: the link of the NICs its connections used (the busiest one
+  /// when several, with a warning); without a mapped connection, the link every listed NIC shares.
+  void decide_transport() {
+    if (!s_.net) return;
+    if (auto it = links_.find(*s_.net); it != links_.end() && !it->second.empty()) {
+      const auto& by_link = it->second;
+      auto top = std::max_element(by_link.begin(), by_link.end(),
+                                  [](const auto& a, const auto& b) { return a.second < b.second; });
+      s_.transport = top->first;
+      if (by_link.size() > 1) {
+        std::string all;
+        for (const auto& [l, count] : by_link) all += fmt::format("{}{} ({})", all.empty() ? "" : ", ", l, count);
+        warn(fmt::format("NET/{} connections used several transports: {}", *s_.net, all));
+      }
+    } else if (*s_.net == "Socket") {
+      s_.transport = "Socket";
+    } else if (*s_.net == "IB" && ib_links_listed_.size() == 1) {
+      s_.transport = *ib_links_listed_.begin();
+    }
   }
 
   std::string source_;
@@ -490,36 +528,13 @@ class Parser {
   std::map<std::string, std::int64_t> net_connections_;
   std::optional<std::string> announced_net_;
   std::set<std::string> listed_nets_;
+  std::set<std::string> ib_links_listed_;  // link layers of the NICs NET/IB listed
+  std::map<std::string, std::map<std::string, std::int64_t>> links_;  // net -> transport -> connection lines
   std::set<std::string> mixed_versions_;
   std::int64_t unreadable_ = 0;
 };
 
-template <typename T>
-void keep_first(std::optional<T>& into, const std::optional<T>& from) {
-  if (!into && from) into = from;
-}
-
-void or_into(std::optional<bool>& into, const std::optional<bool>& from) {
-  if (from) into = into.value_or(false) || *from;
-}
-
 }  // namespace
-
-bool NcclLogSummary::pxn() const {
-  if (pxn_relays > 0 || ring_pxn.value_or(false)) return true;
-  return std::any_of(patterns.begin(), patterns.end(), [](const auto& p) { return p.type_inter == "PXN"; });
-}
-
-bool NcclLogSummary::gdr() const { return gdr_connections > 0 || ring_gdr.value_or(false); }
-
-std::vector<std::string> NcclLogSummary::nics_used() const {
-  std::vector<std::string> out;
-  for (const auto& [name, count] : nic_connections)
-    if (count > 0) out.push_back(name);
-  return out;
-}
-
-int NcclLogSummary::channels() const { return ring_channels > 0 ? ring_channels : graph_channels; }
 
 NcclLogSummary parse_nccl_log(std::istream& in, std::string_view source) {
   Parser p{source};
@@ -532,47 +547,6 @@ NcclLogSummary parse_nccl_log_lines(const std::vector<std::string>& lines, std::
   Parser p{source};
   for (const auto& l : lines) p.line(l);
   return p.finish();
-}
-
-void merge_nccl_log(NcclLogSummary& into, const NcclLogSummary& from) {
-  if (into.net && from.net && *into.net != *from.net)
-    into.warnings.push_back(fmt::format("logs disagree on the network: {} and {}", *into.net, *from.net));
-  if (into.nccl_version && from.nccl_version && *into.nccl_version != *from.nccl_version)
-    into.warnings.push_back(
-        fmt::format("logs show different NCCL versions: {} and {}", *into.nccl_version, *from.nccl_version));
-  keep_first(into.net, from.net);
-  keep_first(into.net_plugin, from.net_plugin);
-  keep_first(into.nccl_version, from.nccl_version);
-  if (!into.tuner_plugin && from.tuner_plugin) {
-    into.tuner_plugin = from.tuner_plugin;
-    into.tuner_plugin_abi = from.tuner_plugin_abi;
-  }
-  or_into(into.ring_pxn, from.ring_pxn);
-  or_into(into.ring_gdr, from.ring_gdr);
-  if (from.nranks) into.nranks = std::max(into.nranks.value_or(0), *from.nranks);
-  if (from.nnodes) into.nnodes = std::max(into.nnodes.value_or(0), *from.nnodes);
-  into.send_net_connections += from.send_net_connections;
-  into.recv_net_connections += from.recv_net_connections;
-  into.pxn_relays += from.pxn_relays;
-  into.p2p_pxn_relays += from.p2p_pxn_relays;
-  into.direct_net_connections += from.direct_net_connections;
-  into.gdr_connections += from.gdr_connections;
-  into.relay_ranks.insert(from.relay_ranks.begin(), from.relay_ranks.end());
-  for (const auto& [k, v] : from.nic_connections) into.nic_connections[k] += v;
-  into.nics_available.insert(from.nics_available.begin(), from.nics_available.end());
-  for (const auto& [k, v] : from.transports) into.transports[k] += v;
-  into.graph_channels = std::max(into.graph_channels, from.graph_channels);
-  into.ring_channels = std::max(into.ring_channels, from.ring_channels);
-  for (const auto& p : from.patterns)
-    if (std::find(into.patterns.begin(), into.patterns.end(), p) == into.patterns.end()) into.patterns.push_back(p);
-  for (const auto& [k, v] : from.env_from_log) into.env_from_log.emplace(k, v);
-  into.hosts.insert(from.hosts.begin(), from.hosts.end());
-  for (const auto& w : from.nccl_warnings)
-    if (into.nccl_warnings.size() < NcclLogSummary::kMaxNcclWarnings) into.nccl_warnings.push_back(w);
-  into.files.insert(into.files.end(), from.files.begin(), from.files.end());
-  into.lines += from.lines;
-  into.nccl_lines += from.nccl_lines;
-  into.warnings.insert(into.warnings.end(), from.warnings.begin(), from.warnings.end());
 }
 
 NcclLogSummary read_nccl_logs(const std::vector<std::filesystem::path>& files) {

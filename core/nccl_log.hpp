@@ -1,8 +1,9 @@
 #pragma once
-// Reader of NCCL's debug log (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH): what NCCL
-// actually did (network, NICs, PXN relays, GDR, graph patterns, tuner plugin), summarised for
-// the results document's `observed` block and for `railkit nccl-log`. Pure: lines in, summary
-// out; lines it does not recognise are counted and ignored, never an error.
+// Reader of NCCL's debug log (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH, plus BOOTSTRAP
+// for the bootstrap interface): what NCCL actually did (network and its transport, NICs,
+// bootstrap interface, PXN relays, GDR, graph patterns, tuner plugin), summarised for the
+// results document's `observed` block and for `railkit nccl-log`. Pure: lines in, summary out;
+// lines it does not recognise are counted and ignored, never an error.
 #include <cstdint>
 #include <filesystem>
 #include <istream>
@@ -36,14 +37,28 @@ struct NcclGraphPattern {
 struct NcclNic {
   std::string name;          ///< mlx5_0, eth0, ...
   std::optional<int> port;   ///< IB port; nullopt for sockets
-  std::string link;          ///< "IB" or "RoCE" for NET/IB; empty otherwise
+  std::string link;          ///< NET/IB's link layer as printed: "IB", "RoCE" (or "UNSPECIFIED"); empty otherwise
   auto operator<=>(const NcclNic&) const = default;
 };
 
 /// What one or several NCCL logs show. Counts are of connection lines ("Channel c/i : a -> b
 /// [send] via NET/..."), one per channel, connection index and direction on the printing rank.
 struct NcclLogSummary {
-  std::optional<std::string> net;           ///< "IB", "Socket" or a net plugin's name; nullopt when no line says
+  /// NCCL's network, i.e. its net plugin as in `via NET/<net>/` and `Using network <net>` (the
+  /// name NCCL_NET takes): "IB" (InfiniBand and RoCE NICs alike), "Socket" or an external
+  /// plugin's name; nullopt when no line says.
+  std::optional<std::string> net;
+  /// What the network ran over, as NCCL printed it: for NET/IB the link layer of the NICs that
+  /// carried connections ("RoCE" or "IB", from `NET/IB : Using [0]mlx5_0:1/RoCE`), "Socket" for
+  /// NET/Socket; nullopt for other net plugins or when no NIC line says.
+  std::optional<std::string> transport;
+  /// Interfaces of `Bootstrap: Using eth0:10.0.0.1<0>` lines (`Bootstrap : Using` before NCCL
+  /// 2.24; `Bootstrap: Using mlx5_0:1` with NCCL_OOB_NET_ENABLE=1). From NCCL 2.23 the line is
+  /// in the BOOTSTRAP subsystem (on by default, off under NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH).
+  std::set<std::string> bootstrap_interfaces;
+  /// Out-of-band interfaces of NET/IB (`NET/IB : Using ... ; OOB eth0:10.0.0.1<0>`), chosen by the
+  /// same NCCL_SOCKET_IFNAME rule as the bootstrap's; printed under INIT or NET.
+  std::set<std::string> ib_oob_interfaces;
   std::optional<std::string> net_plugin;    ///< external net plugin that loaded ("NET/Plugin: Loaded net plugin X")
   std::optional<std::string> nccl_version;  ///< "2.28.9+cuda13.0" (the first seen; differing ones are a warning)
   std::optional<std::string> tuner_plugin;  ///< name from `TUNER/Plugin: Using <name> (vN)`
@@ -62,7 +77,8 @@ struct NcclLogSummary {
   std::set<int> relay_ranks;                ///< the ranks that relayed PXN sends
   std::map<std::string, std::int64_t> nic_connections;  ///< NIC name -> NET connection lines on it
   std::set<NcclNic> nics_available;         ///< NICs listed by `NET/... : Using` lines
-  std::map<std::string, std::int64_t> transports;  ///< "NET", "P2P", "SHM" ... -> connection lines
+  /// Connection lines per NCCL transport ("NET", "P2P", "SHM" ...); not what `transport` means.
+  std::map<std::string, std::int64_t> transports;
   int graph_channels = 0;     ///< largest nChannels of a Pattern line
   int ring_channels = 0;      ///< channel count of the `Channel 00/24 : 0 1 ...` ring lines (rank 0 prints them)
   std::vector<NcclGraphPattern> patterns;
@@ -80,8 +96,11 @@ struct NcclLogSummary {
   bool pxn() const;
   /// GPUDirect RDMA in use: a /GDRDMA connection or `use ring ... GDR 1`.
   bool gdr() const;
-  /// Names of the NICs that carried NET connections, sorted.
+  /// Names of the NICs that carried NET connections, in natural order (mlx5_2 before mlx5_10),
+  /// as `railkit topo` orders them.
   std::vector<std::string> nics_used() const;
+  /// Names of the NICs `NET/... : Using` lines listed, each once, in natural order.
+  std::vector<std::string> nics_listed() const;
   /// The channel count NCCL ran collectives with: ring_channels when known, else graph_channels.
   int channels() const;
 };
@@ -95,7 +114,8 @@ NcclLogSummary parse_nccl_log(std::istream& in, std::string_view source);
 NcclLogSummary parse_nccl_log_lines(const std::vector<std::string>& lines, std::string_view source);
 
 /// Adds `from` (another file, e.g. another rank's) into `into`: counts add, sets unite,
-/// optional fields keep the first value seen (a different net or NCCL version is a warning).
+/// optional fields keep the first value seen (a different net, transport or NCCL version is a
+/// warning).
 void merge_nccl_log(NcclLogSummary& into, const NcclLogSummary& from);
 
 /// Parses and merges the files (one per rank, as NCCL_DEBUG_FILE=...%h.%p writes them).
@@ -103,13 +123,19 @@ void merge_nccl_log(NcclLogSummary& into, const NcclLogSummary& from);
 NcclLogSummary read_nccl_logs(const std::vector<std::filesystem::path>& files);
 
 /// The summary as JSON. Keys: pxn, pxn_relays, p2p_pxn_relays, relay_ranks, direct_net_connections,
-/// send_net_connections, recv_net_connections, gdr, gdr_connections, net, net_plugin, nics_used,
-/// nic_connections, nics_available, transports, channels, graph_channels, ring_channels, patterns
+/// send_net_connections, recv_net_connections, gdr, gdr_connections, net, transport, net_plugin,
+/// nics_used, nic_connections, nics_available, bootstrap_interfaces, ib_oob_interfaces (name
+/// lists in natural order), transports, channels, graph_channels, ring_channels, patterns
 /// [{pattern, name, crossNic, nChannels, bw_intra_GBps, bw_inter_GBps, type, type_intra,
 /// type_inter, sameChannels}], ring_pxn, ring_gdr, tuner_plugin, tuner_plugin_abi, nccl_version,
 /// nranks, nnodes, hosts, env_from_log, nccl_warnings, files, lines, nccl_lines, warnings.
 /// Unknown values are null.
 nlohmann::json to_json(const NcclLogSummary& s);
+
+/// A short human summary, one `label  value` line per fact (network and transport, NICs,
+/// bootstrap, PXN, GDR, channels and patterns, tuner, NCCL version and ranks), then the
+/// contradictions and warnings; ends with a newline.
+std::string to_text(const NcclLogSummary& s, const std::vector<std::string>& contradictions);
 
 /// Name of an NCCL_TOPO_PATTERN_* value: "balanced_tree", "split_tree", "tree", "ring", "nvls",
 /// "collnet_direct", or "pattern<N>".

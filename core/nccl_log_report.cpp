@@ -1,7 +1,9 @@
-// The summary of NCCL's log as JSON, and what railkit concludes from it against the environment
-// the run had: which NICs NCCL_IB_HCA allows, and contradictions between what was asked and
-// what NCCL did.
+// The summary of NCCL's log: its derived views (PXN, GDR, NICs in natural order), the merge of
+// several files' summaries, JSON and a short text report, and what railkit concludes from it
+// against the environment the run had: which NICs NCCL_IB_HCA allows, and contradictions
+// between what was asked and what NCCL did.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -48,7 +50,128 @@ std::optional<std::string> env_get(const std::map<std::string, std::string>& env
   return std::string(trim(it->second));
 }
 
+/// Natural order of device names, as `railkit topo` sorts them (topology's natural_less): digit
+/// runs compare as numbers, so "mlx5_3" < "mlx5_10". Equal-ranking names ("mlx5_01", "mlx5_1")
+/// fall back to plain order.
+bool natural_less(std::string_view a, std::string_view b) {
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      std::size_t ie = i, je = j;
+      while (ie < a.size() && digit(a[ie])) ++ie;
+      while (je < b.size() && digit(b[je])) ++je;
+      std::string_view na = a.substr(i, ie - i), nb = b.substr(j, je - j);
+      while (na.size() > 1 && na[0] == '0') na.remove_prefix(1);
+      while (nb.size() > 1 && nb[0] == '0') nb.remove_prefix(1);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ie;
+      j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return a < b;
+}
+
+std::vector<std::string> naturally_sorted(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+  return names;
+}
+
+std::vector<std::string> naturally_sorted(const std::set<std::string>& names) {
+  return naturally_sorted(std::vector<std::string>(names.begin(), names.end()));
+}
+
+/// "NET/IB (RoCE)", "NET/Socket", "NET/AWS Libfabric": the network and, when it says more, its transport.
+std::string net_label(const NcclLogSummary& s) {
+  if (!s.net) return "no network";
+  if (!s.transport || *s.transport == *s.net) return "NET/" + *s.net;
+  return fmt::format("NET/{} ({})", *s.net, *s.transport);
+}
+
+template <typename T>
+void keep_first(std::optional<T>& into, const std::optional<T>& from) {
+  if (!into && from) into = from;
+}
+
+void or_into(std::optional<bool>& into, const std::optional<bool>& from) {
+  if (from) into = into.value_or(false) || *from;
+}
+
 }  // namespace
+
+bool NcclLogSummary::pxn() const {
+  if (pxn_relays > 0 || ring_pxn.value_or(false)) return true;
+  return std::any_of(patterns.begin(), patterns.end(), [](const auto& p) { return p.type_inter == "PXN"; });
+}
+
+bool NcclLogSummary::gdr() const { return gdr_connections > 0 || ring_gdr.value_or(false); }
+
+std::vector<std::string> NcclLogSummary::nics_used() const {
+  std::vector<std::string> out;
+  for (const auto& [name, count] : nic_connections)
+    if (count > 0) out.push_back(name);
+  return naturally_sorted(std::move(out));
+}
+
+std::vector<std::string> NcclLogSummary::nics_listed() const {
+  std::set<std::string> names;
+  for (const auto& n : nics_available) names.insert(n.name);
+  return naturally_sorted(names);
+}
+
+int NcclLogSummary::channels() const { return ring_channels > 0 ? ring_channels : graph_channels; }
+
+void merge_nccl_log(NcclLogSummary& into, const NcclLogSummary& from) {
+  if (into.net && from.net && *into.net != *from.net)
+    into.warnings.push_back(fmt::format("logs disagree on the network: {} and {}", *into.net, *from.net));
+  if (into.nccl_version && from.nccl_version && *into.nccl_version != *from.nccl_version)
+    into.warnings.push_back(
+        fmt::format("logs show different NCCL versions: {} and {}", *into.nccl_version, *from.nccl_version));
+  if (into.net == from.net && into.transport && from.transport && *into.transport != *from.transport)
+    into.warnings.push_back(fmt::format("logs disagree on the transport: {} and {}", *into.transport, *from.transport));
+  keep_first(into.net, from.net);
+  keep_first(into.transport, from.transport);
+  into.bootstrap_interfaces.insert(from.bootstrap_interfaces.begin(), from.bootstrap_interfaces.end());
+  into.ib_oob_interfaces.insert(from.ib_oob_interfaces.begin(), from.ib_oob_interfaces.end());
+  keep_first(into.net_plugin, from.net_plugin);
+  keep_first(into.nccl_version, from.nccl_version);
+  if (!into.tuner_plugin && from.tuner_plugin) {
+    into.tuner_plugin = from.tuner_plugin;
+    into.tuner_plugin_abi = from.tuner_plugin_abi;
+  }
+  or_into(into.ring_pxn, from.ring_pxn);
+  or_into(into.ring_gdr, from.ring_gdr);
+  if (from.nranks) into.nranks = std::max(into.nranks.value_or(0), *from.nranks);
+  if (from.nnodes) into.nnodes = std::max(into.nnodes.value_or(0), *from.nnodes);
+  into.send_net_connections += from.send_net_connections;
+  into.recv_net_connections += from.recv_net_connections;
+  into.pxn_relays += from.pxn_relays;
+  into.p2p_pxn_relays += from.p2p_pxn_relays;
+  into.direct_net_connections += from.direct_net_connections;
+  into.gdr_connections += from.gdr_connections;
+  into.relay_ranks.insert(from.relay_ranks.begin(), from.relay_ranks.end());
+  for (const auto& [k, v] : from.nic_connections) into.nic_connections[k] += v;
+  into.nics_available.insert(from.nics_available.begin(), from.nics_available.end());
+  for (const auto& [k, v] : from.transports) into.transports[k] += v;
+  into.graph_channels = std::max(into.graph_channels, from.graph_channels);
+  into.ring_channels = std::max(into.ring_channels, from.ring_channels);
+  for (const auto& p : from.patterns)
+    if (std::find(into.patterns.begin(), into.patterns.end(), p) == into.patterns.end()) into.patterns.push_back(p);
+  for (const auto& [k, v] : from.env_from_log) into.env_from_log.emplace(k, v);
+  into.hosts.insert(from.hosts.begin(), from.hosts.end());
+  for (const auto& w : from.nccl_warnings)
+    if (into.nccl_warnings.size() < NcclLogSummary::kMaxNcclWarnings) into.nccl_warnings.push_back(w);
+  into.files.insert(into.files.end(), from.files.begin(), from.files.end());
+  into.lines += from.lines;
+  into.nccl_lines += from.nccl_lines;
+  into.warnings.insert(into.warnings.end(), from.warnings.begin(), from.warnings.end());
+}
 
 std::string nccl_pattern_name(int pattern) {
   switch (pattern) {
@@ -77,9 +200,6 @@ nlohmann::json to_json(const NcclLogSummary& s) {
                         {"type_intra", p.type_intra},
                         {"type_inter", p.type_inter},
                         {"sameChannels", p.same_channels}});
-  std::vector<std::string> available;
-  for (const auto& n : s.nics_available)
-    if (std::find(available.begin(), available.end(), n.name) == available.end()) available.push_back(n.name);
   return json{{"pxn", s.pxn()},
               {"pxn_relays", s.pxn_relays},
               {"p2p_pxn_relays", s.p2p_pxn_relays},
@@ -90,10 +210,13 @@ nlohmann::json to_json(const NcclLogSummary& s) {
               {"gdr", s.gdr()},
               {"gdr_connections", s.gdr_connections},
               {"net", opt(s.net)},
+              {"transport", opt(s.transport)},
               {"net_plugin", opt(s.net_plugin)},
               {"nics_used", s.nics_used()},
               {"nic_connections", s.nic_connections},
-              {"nics_available", available},
+              {"nics_available", s.nics_listed()},
+              {"bootstrap_interfaces", naturally_sorted(s.bootstrap_interfaces)},
+              {"ib_oob_interfaces", naturally_sorted(s.ib_oob_interfaces)},
               {"transports", s.transports},
               {"channels", s.channels()},
               {"graph_channels", s.graph_channels},
@@ -113,6 +236,103 @@ nlohmann::json to_json(const NcclLogSummary& s) {
               {"lines", s.lines},
               {"nccl_lines", s.nccl_lines},
               {"warnings", s.warnings}};
+}
+
+namespace {
+
+constexpr std::string_view kNotLogged = "not in the log";
+
+void text_line(std::string& out, std::string_view label, std::string_view value) {
+  out += fmt::format("{:<15}{}\n", label, value);
+}
+
+std::string text_network(const NcclLogSummary& s) {
+  if (!s.net) return std::string(kNotLogged);
+  std::string v = "NET/" + *s.net;
+  if (!s.transport) v += " (transport not in the log)";
+  else if (*s.transport == "Socket") v += " (TCP sockets)";
+  else v += " over " + (*s.transport == "IB" ? std::string("InfiniBand") : *s.transport);
+  if (s.net_plugin) v += fmt::format(", net plugin {}", *s.net_plugin);
+  return v;
+}
+
+std::string text_nics(const NcclLogSummary& s) {
+  const auto used = s.nics_used();
+  const auto listed = s.nics_listed();
+  std::vector<std::string> unused;
+  for (const auto& n : listed)
+    if (std::find(used.begin(), used.end(), n) == used.end()) unused.push_back(n);
+  if (used.empty() && listed.empty()) return std::string(kNotLogged);
+  if (used.empty()) return fmt::format("none carried traffic; listed: {}", join(listed));
+  std::string v = fmt::format("{}: {}", used.size(), join(used));
+  if (!unused.empty()) v += fmt::format("; listed but unused: {}", join(unused));
+  return v;
+}
+
+std::string text_bootstrap(const NcclLogSummary& s) {
+  if (!s.bootstrap_interfaces.empty()) return join(naturally_sorted(s.bootstrap_interfaces));
+  std::string v = "not in the log (NCCL 2.23+ prints it when NCCL_DEBUG_SUBSYS includes BOOTSTRAP)";
+  if (!s.ib_oob_interfaces.empty())
+    v += fmt::format("; NET/IB out-of-band interface: {}", join(naturally_sorted(s.ib_oob_interfaces)));
+  return v;
+}
+
+std::string text_pxn(const NcclLogSummary& s) {
+  if (!s.pxn() && s.direct_net_connections == 0) return "off";
+  if (!s.pxn()) return fmt::format("off: {} direct send(s)", s.direct_net_connections);
+  if (s.pxn_relays == 0) return "on (ring PXN or a PXN graph), no relayed send seen";
+  return fmt::format("on: {} relayed send(s) ({} send/recv) through {} relay rank(s); {} direct", s.pxn_relays,
+                     s.p2p_pxn_relays, s.relay_ranks.size(), s.direct_net_connections);
+}
+
+std::string text_gdr(const NcclLogSummary& s) {
+  const bool known = s.ring_gdr.has_value() || s.send_net_connections + s.recv_net_connections > 0;
+  if (!s.gdr()) return known ? "off" : std::string(kNotLogged);
+  if (s.gdr_connections == 0) return "on (use ring ... GDR 1)";
+  return fmt::format("on: {} NET connection(s) with GDRDMA", s.gdr_connections);
+}
+
+std::string text_graph(const NcclLogSummary& s) {
+  std::string v = s.channels() > 0 ? fmt::format("{} channel(s)", s.channels()) : "channels not in the log";
+  if (s.ring_channels > 0 && s.graph_channels > 0) v += fmt::format(" (graph search {})", s.graph_channels);
+  std::vector<std::string> patterns;
+  for (const auto& p : s.patterns)
+    patterns.push_back(
+        fmt::format("{} {}/{} x{}", nccl_pattern_name(p.pattern), p.type_intra, p.type_inter, p.n_channels));
+  if (!patterns.empty()) v += "; " + join(patterns);
+  return v;
+}
+
+std::string text_run(const NcclLogSummary& s) {
+  std::string v = s.nccl_version ? "NCCL " + *s.nccl_version : std::string("NCCL version not in the log");
+  if (s.nranks) v += fmt::format(", {} rank(s)", *s.nranks);
+  if (s.nnodes) v += fmt::format(" on {} node(s)", *s.nnodes);
+  if (!s.hosts.empty()) v += fmt::format(" ({})", join(naturally_sorted(s.hosts)));
+  return v + fmt::format("; {} file(s)", s.files.size());
+}
+
+}  // namespace
+
+std::string to_text(const NcclLogSummary& s, const std::vector<std::string>& contradictions) {
+  std::string out;
+  text_line(out, "run", text_run(s));
+  text_line(out, "network", text_network(s));
+  text_line(out, "NICs used", text_nics(s));
+  text_line(out, "bootstrap", text_bootstrap(s));
+  text_line(out, "PXN", text_pxn(s));
+  text_line(out, "GDR", text_gdr(s));
+  text_line(out, "graph", text_graph(s));
+  const std::string tuner = s.tuner_plugin ? fmt::format("{} ({})", *s.tuner_plugin, s.tuner_plugin_abi.value_or("?"))
+                                           : std::string("none loaded");
+  text_line(out, "tuner plugin", tuner);
+  if (!s.nccl_warnings.empty())
+    text_line(out, "NCCL WARN", fmt::format("{} line(s), first: {}", s.nccl_warnings.size(), s.nccl_warnings.front()));
+  for (const auto& c : contradictions) text_line(out, "CONTRADICTION", c);
+  for (const auto& w : s.warnings)  // run_nccl_log adds the contradictions to the warnings: print them once
+    if (std::find(contradictions.begin(), contradictions.end(), w) == contradictions.end())
+      text_line(out, "warning", w);
+  if (contradictions.empty()) text_line(out, "contradictions", "none found");
+  return out;
 }
 
 bool nccl_ib_hca_allows(std::string_view spec, std::string_view name, std::optional<int> port) {
@@ -186,9 +406,9 @@ std::vector<std::string> nccl_log_contradictions(const NcclLogSummary& s,
   }
 
   if (env_flag_on(env, "NCCL_IB_DISABLE") && s.net == "IB")
-    out.push_back("NCCL_IB_DISABLE=1 but connections used NET/IB");
+    out.push_back("NCCL_IB_DISABLE=1 but connections used " + net_label(s));
   if (auto want = env_get(env, "NCCL_NET"); want && s.net && !iequals(*want, *s.net))
-    out.push_back(fmt::format("NCCL_NET={} but connections used NET/{}", *want, *s.net));
+    out.push_back(fmt::format("NCCL_NET={} but connections used {}", *want, net_label(s)));
 
   if (auto tuner = env_get(env, "NCCL_TUNER_PLUGIN")) {
     if (iequals(*tuner, "none")) {

@@ -8,6 +8,7 @@ apps/railkit/main.cpp's kSubcommands.
 """
 import json
 import os
+import pty
 import subprocess
 import sys
 
@@ -20,6 +21,28 @@ failures = []
 def run(*args):
     p = subprocess.run([RK, "nccl-log", *args], capture_output=True, text=True, timeout=60)
     return p.returncode, p.stdout, p.stderr
+
+
+def run_on_terminal(*args):
+    """Runs nccl-log with stdout on a pseudo-terminal; returns (rc, stdout with "\n" line ends)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen([RK, "nccl-log", *args], stdout=slave, stderr=subprocess.PIPE, close_fds=True)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    p.communicate(timeout=60)
+    os.close(master)
+    return p.returncode, b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+
+
+NATURAL = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
 
 
 def check(name, cond, detail=""):
@@ -60,9 +83,12 @@ def main():
         check("pxn: pxn true", d.get("pxn") is True)
         check("pxn: 256 relays", d.get("pxn_relays") == 256, str(d.get("pxn_relays")))
         check("pxn: gdr", d.get("gdr") is True)
-        check("pxn: net IB", d.get("net") == "IB")
-        check("pxn: 8 NICs by name", sorted(d.get("nics_used", [])) ==
-              sorted(["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]), str(d.get("nics_used")))
+        check("pxn: net IB (NCCL's net plugin)", d.get("net") == "IB", str(d.get("net")))
+        check("pxn: transport RoCE (the lines say mlx5_0:1/RoCE)", d.get("transport") == "RoCE", str(d.get("transport")))
+        check("pxn: 8 NICs used, natural order", d.get("nics_used") == NATURAL, str(d.get("nics_used")))
+        check("pxn: 8 NICs listed, natural order", d.get("nics_available") == NATURAL, str(d.get("nics_available")))
+        check("pxn: bootstrap interface eth0", d.get("bootstrap_interfaces") == ["eth0"], str(d.get("bootstrap_interfaces")))
+        check("pxn: NET/IB OOB interface eth0", d.get("ib_oob_interfaces") == ["eth0"], str(d.get("ib_oob_interfaces")))
         check("pxn: 16 channels", d.get("channels") == 16)
         check("pxn: ring pattern", any(p.get("name") == "ring" and p.get("type") == "NVL/PXN" and "crossNic" in p
                                        and "nChannels" in p and "sameChannels" in p for p in d.get("patterns", [])))
@@ -90,6 +116,10 @@ def main():
         check("nogdr: tuner railkit", d.get("tuner_plugin") == "railkit")
         check("nogdr: 4 NICs", d.get("nics_used") == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"], str(d.get("nics_used")))
         check("nogdr: env from log", d.get("env_from_log", {}).get("NCCL_NET_GDR_LEVEL") == "LOC")
+        check("nogdr: transport IB", d.get("net") == "IB" and d.get("transport") == "IB", str(d.get("transport")))
+        check("nogdr: no Bootstrap line under INIT,NET,GRAPH", d.get("bootstrap_interfaces") == [],
+              str(d.get("bootstrap_interfaces")))
+        check("nogdr: NET/IB OOB interface ib0", d.get("ib_oob_interfaces") == ["ib0"], str(d.get("ib_oob_interfaces")))
 
     d = doc(fx("roce-2x8-pxn"), "--env", "NCCL_NET_GDR_LEVEL=LOC")
     if d:
@@ -100,6 +130,42 @@ def main():
         check("socket: net", d.get("net") == "Socket")
         check("socket: NICs", d.get("nics_used") == ["eth0", "eth1"], str(d.get("nics_used")))
         check("socket: no gdr/pxn", d.get("gdr") is False and d.get("pxn") is False)
+        check("socket: transport Socket", d.get("transport") == "Socket", str(d.get("transport")))
+        check("socket: bootstrap interface eth0", d.get("bootstrap_interfaces") == ["eth0"], str(d.get("bootstrap_interfaces")))
+
+    d = doc(fx("roce-2x8-pxn"), "--env", "NCCL_IB_DISABLE=1")
+    if d:
+        check("IB_DISABLE contradiction names RoCE", any("NET/IB (RoCE)" in x for x in d.get("contradictions", [])),
+              str(d.get("contradictions")))
+
+    # Text: the default on a terminal, or asked for; JSON off a terminal (scripts) or asked for.
+    code, out, err = run(fx("roce-2x8-pxn"), "--format", "text")
+    check("text: rc 0", code == 0, "rc %d: %s" % (code, err.strip()))
+    lines = out.splitlines()
+    check("text: not JSON", not out.lstrip().startswith("{"), out[:200])
+    check("text: network over RoCE", "network        NET/IB over RoCE" in lines, out)
+    check("text: NICs in natural order", "NICs used      8: " + ", ".join(NATURAL) in lines, out)
+    check("text: bootstrap eth0", "bootstrap      eth0" in lines, out)
+    check("text: PXN", any(l.startswith("PXN            on: 256 relayed") for l in lines), out)
+    check("text: no contradictions", "contradictions none found" in lines, out)
+    check("text: short", len(lines) <= 12, "%d lines" % len(lines))
+    code, out, _ = run(fx("ib-2x4-nogdr-tuner"), "--format", "text", "--env", "NCCL_IB_HCA=mlx5_0", "--check")
+    check("text --check exits 10", code == 10, "rc %d" % code)
+    check("text: contradiction line", "CONTRADICTION  NCCL_IB_HCA=mlx5_0 but NIC(s) outside it carried traffic: "
+          "mlx5_1, mlx5_2, mlx5_3" in out.splitlines(), out)
+    check("text: bootstrap not logged, OOB named", "bootstrap      not in the log" in out and "interface: ib0" in out, out)
+    code, out = run_on_terminal(fx("roce-2x8-pxn"))
+    check("terminal: text by default", code == 0 and "network        NET/IB over RoCE" in out.splitlines(), "rc %d: %r" % (code, out[:300]))
+    code, out = run_on_terminal(fx("roce-2x8-pxn"), "--format", "json")
+    try:
+        tj = json.loads(out)
+    except ValueError:
+        tj = None
+    check("terminal: --format json is JSON", code == 0 and tj is not None and tj.get("transport") == "RoCE", out[:200])
+    d = doc(fx("roce-2x8-pxn"), "--format", "json")
+    check("--format json off a terminal", d is not None and d.get("transport") == "RoCE")
+    code, _, err = run(fx("roce-2x8-pxn"), "--format", "yaml")
+    check("bad --format exits 6", code == 6 and "--format" in err, "rc %d: %s" % (code, err.strip()))
 
     # Single files and several directories at once.
     d = doc(os.path.join(fx("socket-2x1"), "nccl.cpu-e01.9100.log"), fx("interleaved"))

@@ -50,8 +50,8 @@ TEST(NcclLogFixtures, PxnRunShowsRelaysOnRingsAndSendRecv) {
   EXPECT_TRUE(s.gdr());
   EXPECT_EQ(s.gdr_connections, 576);
   EXPECT_EQ(s.net, "IB");
-  EXPECT_EQ(s.nics_used(), (std::vector<std::string>{"mlx5_0", "mlx5_10", "mlx5_11", "mlx5_3", "mlx5_4", "mlx5_5",
-                                                      "mlx5_6", "mlx5_9"}));
+  EXPECT_EQ(s.nics_used(), (std::vector<std::string>{"mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9",
+                                                      "mlx5_10", "mlx5_11"}));
   EXPECT_EQ(s.ring_pxn, true);
   EXPECT_EQ(s.ring_gdr, true);
   EXPECT_EQ(s.channels(), 16);
@@ -68,6 +68,75 @@ TEST(NcclLogFixtures, PxnRunShowsRelaysOnRingsAndSendRecv) {
   EXPECT_TRUE(s.warnings.empty()) << s.warnings.front();
   EXPECT_EQ(s.transports.at("NET"), 576);
   EXPECT_GT(s.transports.at("P2P"), 0);
+}
+
+TEST(NcclLogFixtures, RoceLogReportsRoceTransportOnTheIbNet) {
+  // `NET/IB : Using [0]mlx5_0:1/RoCE ...`: NCCL's IB net plugin over RoCE NICs.
+  auto s = read_scenario("roce-2x8-pxn");
+  EXPECT_EQ(s.net, "IB");  // what NCCL_NET names and `via NET/IB/` says
+  EXPECT_EQ(s.transport, "RoCE");
+  auto j = railkit::to_json(s);
+  EXPECT_EQ(j["net"], "IB");
+  EXPECT_EQ(j["transport"], "RoCE");
+  EXPECT_EQ(read_scenario("roce-2x8-nopxn").transport, "RoCE");
+  EXPECT_EQ(read_scenario("interleaved").transport, "RoCE");  // NIC links looked up per process
+  auto ib = read_scenario("ib-2x4-nogdr-tuner");
+  EXPECT_EQ(ib.net, "IB");
+  EXPECT_EQ(ib.transport, "IB");
+  auto sock = read_scenario("socket-2x1");
+  EXPECT_EQ(sock.net, "Socket");
+  EXPECT_EQ(sock.transport, "Socket");
+  EXPECT_FALSE(read_scenario("garbled").transport);  // NET/IB/1 maps to no listed NIC
+  EXPECT_TRUE(railkit::to_json(read_scenario("garbled"))["transport"].is_null());
+}
+
+TEST(NcclLogFixtures, ContradictionsNameTheTransport) {
+  auto s = read_scenario("roce-2x8-pxn");
+  auto c = railkit::nccl_log_contradictions(s, {{"NCCL_IB_DISABLE", "1"}});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_NE(c[0].find("NET/IB (RoCE)"), std::string::npos) << c[0];
+  c = railkit::nccl_log_contradictions(s, {{"NCCL_NET", "Socket"}});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_NE(c[0].find("NET/IB (RoCE)"), std::string::npos) << c[0];
+  // NCCL_NET takes the net plugin's name: IB covers RoCE NICs, and RoCE is no network name.
+  EXPECT_TRUE(railkit::nccl_log_contradictions(s, {{"NCCL_NET", "IB"}}).empty());
+  // NCCL_IB_HCA applies to RoCE NICs of NET/IB too.
+  EXPECT_EQ(railkit::nccl_log_contradictions(s, {{"NCCL_IB_HCA", "mlx5_0"}}).size(), 1u);
+}
+
+TEST(NcclLogFixtures, NicsInNaturalOrderAsTopoPrintsThem) {
+  auto s = read_scenario("roce-2x8-pxn");
+  const std::vector<std::string> natural{"mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"};
+  EXPECT_EQ(s.nics_used(), natural);
+  EXPECT_EQ(s.nics_listed(), natural);
+  auto j = railkit::to_json(s);
+  EXPECT_EQ(j["nics_used"].get<std::vector<std::string>>(), natural);
+  EXPECT_EQ(j["nics_available"].get<std::vector<std::string>>(), natural);
+  auto c = railkit::nccl_log_contradictions(s, {{"NCCL_IB_HCA", "=mlx5_0"}});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_NE(c[0].find("mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_9, mlx5_10, mlx5_11"), std::string::npos) << c[0];
+  // Numbers compare as numbers wherever they sit; leading zeros do not reorder.
+  auto p = parse(
+      "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_bond_10:1/RoCE [1]mlx5_bond_2:1/RoCE [2]mlx5_2:1/RoCE [3]mlx5_12:1/RoCE "
+      "[RO]; OOB eth0:10.0.0.1<0>\n");
+  EXPECT_EQ(p.nics_listed(), (std::vector<std::string>{"mlx5_2", "mlx5_12", "mlx5_bond_2", "mlx5_bond_10"}));
+}
+
+TEST(NcclLogFixtures, BootstrapInterface) {
+  // NCCL_DEBUG_SUBSYS with BOOTSTRAP: `Bootstrap: Using eth0:10.10.0.1<0>` on every rank.
+  auto s = read_scenario("roce-2x8-pxn");
+  EXPECT_EQ(s.bootstrap_interfaces, std::set<std::string>{"eth0"});
+  EXPECT_EQ(s.ib_oob_interfaces, std::set<std::string>{"eth0"});
+  auto j = railkit::to_json(s);
+  EXPECT_EQ(j["bootstrap_interfaces"], nlohmann::json::array({"eth0"}));
+  EXPECT_EQ(j["ib_oob_interfaces"], nlohmann::json::array({"eth0"}));
+  EXPECT_EQ(read_scenario("socket-2x1").bootstrap_interfaces, std::set<std::string>{"eth0"});
+  EXPECT_EQ(read_scenario("interleaved").bootstrap_interfaces, std::set<std::string>{"eth0"});
+  // INIT,NET,GRAPH (railkit-bench's default): no Bootstrap line; NET/IB's OOB interface is still there.
+  auto ib = read_scenario("ib-2x4-nogdr-tuner");
+  EXPECT_TRUE(ib.bootstrap_interfaces.empty());
+  EXPECT_EQ(ib.ib_oob_interfaces, std::set<std::string>{"ib0"});
+  EXPECT_EQ(railkit::to_json(ib)["bootstrap_interfaces"], nlohmann::json::array());
 }
 
 TEST(NcclLogFixtures, NicIndicesMapThroughTheUsingLine) {
@@ -247,6 +316,67 @@ TEST(NcclLogParse, NicListVariants) {
   }
 }
 
+TEST(NcclLogParse, BootstrapLineVariants) {
+  // 2.24+ (src/bootstrap.cc:121 in 2.28.9), 2.8-2.23 ("Bootstrap : Using"), 2.7 (an indexed
+  // list), IPv6, and the net-plugin bootstrap of NCCL_OOB_NET_ENABLE=1 (src/bootstrap.cc:541).
+  auto s = parse(
+      "a:1:1 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.1<0>\n"
+      "b:2:2 [0] NCCL INFO Bootstrap : Using ens1f0np0:10.0.0.2<0>\n"
+      "c:3:3 [0] NCCL INFO Bootstrap : Using [0]bond0:10.0.0.3<0> [1]eth1:10.0.1.3<0>\n"
+      "d:4:4 [0] NCCL INFO Bootstrap: Using eth2:fe80::1%eth2<0>\n"
+      "e:5:5 [0] NCCL INFO Bootstrap: Using mlx5_0:1\n"
+      "f:6:6 [0] NCCL INFO Bootstrap: Using N/A:-1\n"
+      "g:7:7 [0] NCCL INFO Bootstrap timings total 0.004127 (create 0.000031, send 0.000198, recv 0.002216, ring "
+      "0.000912, delay 0.000001)\n");
+  EXPECT_EQ(s.bootstrap_interfaces, (std::set<std::string>{"bond0", "ens1f0np0", "eth0", "eth2", "mlx5_0"}));
+  EXPECT_EQ(railkit::to_json(s)["bootstrap_interfaces"],
+            nlohmann::json::array({"bond0", "ens1f0np0", "eth0", "eth2", "mlx5_0"}));
+  EXPECT_TRUE(s.warnings.empty()) << s.warnings.front();
+  // NET/IB without a device still prints its OOB interface (src/transport/net_ib.cc:839), with or
+  // without relaxed ordering.
+  auto oob = parse("a:1:1 [0] NCCL INFO NET/IB : Using ; OOB eth0:10.0.0.1<0>\n"
+                   "b:2:2 [0] NCCL INFO NET/IB : Using [RO]; OOB ens3:10.0.0.2<0>\n");
+  EXPECT_EQ(oob.ib_oob_interfaces, (std::set<std::string>{"ens3", "eth0"}));
+  EXPECT_TRUE(oob.nics_available.empty());
+  EXPECT_TRUE(oob.bootstrap_interfaces.empty());
+}
+
+TEST(NcclLogParse, TransportFollowsTheNicsThatCarriedTraffic) {
+  const std::string nics =
+      "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/IB [RO]; OOB eth0:10.0.0.1<0>\n";
+  // Connections on the IB port only: the transport is IB though a RoCE NIC is listed.
+  auto ib = parse(nics + "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/1/GDRDMA\n");
+  EXPECT_EQ(ib.transport, "IB");
+  EXPECT_TRUE(ib.warnings.empty()) << ib.warnings.front();
+  // Both: the busier one, and a warning naming both.
+  auto both = parse(nics + "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/1\n"
+                           "h:1:1 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[0] [send] via NET/IB/0\n"
+                           "h:1:1 [0] NCCL INFO Channel 02/0 : 0[0] -> 1[0] [send] via NET/IB/0\n");
+  EXPECT_EQ(both.transport, "RoCE");
+  EXPECT_TRUE(mentions(both.warnings, "IB (1), RoCE (2)")) << testing::PrintToString(both.warnings);
+  // No connection yet: the link all listed NICs share, none when they differ.
+  EXPECT_EQ(parse("h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ; OOB eth0:10.0.0.1<0>\n"
+                  "h:1:1 [0] NCCL INFO Using network IB\n")
+                .transport,
+            "RoCE");
+  EXPECT_FALSE(parse(nics + "h:1:1 [0] NCCL INFO Using network IB\n").transport);
+  // An external net plugin prints no link layer NCCL's way: unknown, not guessed.
+  auto plugin = parse(nics + "h:1:1 [0] NCCL INFO Using network AWS Libfabric\n");
+  EXPECT_EQ(plugin.net, "AWS Libfabric");
+  EXPECT_FALSE(plugin.transport);
+}
+
+TEST(NcclLogParse, MergeWarnsOnDifferentTransports) {
+  auto a = parse("a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n"
+                 "a:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0\n");
+  auto b = parse("b:2:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [RO]; OOB ib0:10.0.0.2<0>\n"
+                 "b:2:2 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [send] via NET/IB/0\n");
+  railkit::merge_nccl_log(a, b);
+  EXPECT_EQ(a.transport, "RoCE");
+  EXPECT_TRUE(mentions(a.warnings, "logs disagree on the transport: RoCE and IB")) << testing::PrintToString(a.warnings);
+  EXPECT_EQ(a.ib_oob_interfaces, (std::set<std::string>{"eth0", "ib0"}));
+}
+
 TEST(NcclLogParse, MergeWarnsOnDifferentVersions) {
   auto a = parse("NCCL version 2.28.9+cuda13.0\n");
   auto b = parse("NCCL version 2.27.3+cuda12.9\n");
@@ -293,6 +423,50 @@ TEST(NcclLogJson, KeysAndTypes) {
   EXPECT_TRUE(empty["net"].is_null());
   EXPECT_FALSE(empty["pxn"].get<bool>());
   EXPECT_TRUE(empty["ring_pxn"].is_null());
+}
+
+TEST(NcclLogText, RoceRunSummary) {
+  // The whole text, line by line (a golden output).
+  auto s = read_scenario("roce-2x8-pxn");
+  EXPECT_EQ(railkit::to_text(s, railkit::nccl_log_contradictions(s, {})),
+            "run            NCCL 2.28.9+cuda13.0, 16 rank(s) on 2 node(s) (dgx-a01, dgx-a02); 16 file(s)\n"
+            "network        NET/IB over RoCE\n"
+            "NICs used      8: mlx5_0, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_9, mlx5_10, mlx5_11\n"
+            "bootstrap      eth0\n"
+            "PXN            on: 256 relayed send(s) (224 send/recv) through 16 relay rank(s); 32 direct\n"
+            "GDR            on: 576 NET connection(s) with GDRDMA\n"
+            "graph          16 channel(s) (graph search 8); ring NVL/PXN x8, balanced_tree NVL/PXN x8\n"
+            "tuner plugin   none loaded\n"
+            "contradictions none found\n");
+}
+
+TEST(NcclLogText, SaysWhatTheLogDoesNotShow) {
+  auto s = read_scenario("ib-2x4-nogdr-tuner");
+  auto c = railkit::nccl_log_contradictions(s, {{"NCCL_IB_HCA", "mlx5_0"}});
+  auto text = railkit::to_text(s, c);
+  EXPECT_NE(text.find("network        NET/IB over InfiniBand\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("bootstrap      not in the log (NCCL 2.23+ prints it when NCCL_DEBUG_SUBSYS includes BOOTSTRAP); "
+                      "NET/IB out-of-band interface: ib0\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("PXN            off: 80 direct send(s)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("GDR            off\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("tuner plugin   railkit (v5)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("CONTRADICTION  NCCL_IB_HCA=mlx5_0 but NIC(s) outside it carried traffic: mlx5_1, mlx5_2, mlx5_3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("contradictions none"), std::string::npos) << text;
+  auto sock = railkit::to_text(read_scenario("socket-2x1"), {});
+  EXPECT_NE(sock.find("network        NET/Socket (TCP sockets)\n"), std::string::npos) << sock;
+  EXPECT_NE(sock.find("NICs used      2: eth0, eth1\n"), std::string::npos) << sock;
+  // A log with nothing in it says so instead of inventing values; warnings are listed.
+  auto garbled = railkit::to_text(read_scenario("garbled"), {});
+  EXPECT_NE(garbled.find("network        NET/IB (transport not in the log)\n"), std::string::npos) << garbled;
+  EXPECT_NE(garbled.find("NCCL WARN      1 line(s), first: socketStartConnect"), std::string::npos) << garbled;
+  EXPECT_NE(garbled.find("warning        "), std::string::npos) << garbled;
+  auto empty = railkit::to_text(NcclLogSummary{}, {});
+  EXPECT_NE(empty.find("network        not in the log\n"), std::string::npos) << empty;
+  EXPECT_NE(empty.find("NICs used      not in the log\n"), std::string::npos) << empty;
 }
 
 TEST(NcclLogFiles, MissingFileIsAUsageErrorNamingIt) {
