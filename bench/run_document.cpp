@@ -44,13 +44,13 @@ nlohmann::json options_json(const BenchOptions& o) {
           {"nonblocking", o.nonblocking}};
 }
 
-/// --observe on the nccl backend: NCCL logs INIT,NET,GRAPH at INFO into a file of this rank's,
+/// --observe on the nccl backend: NCCL logs INIT,BOOTSTRAP,NET,GRAPH at INFO into a file of this rank's,
 /// unless the user chose NCCL_DEBUG* themselves. Returns the file NCCL will write. Must run
 /// before NCCL reads its environment (communicator creation).
 std::string arrange_nccl_log(char** envp) {
   std::string file = env_value(envp, "NCCL_DEBUG_FILE");
   if (env_value(envp, "NCCL_DEBUG").empty()) ::setenv("NCCL_DEBUG", "INFO", 1);
-  if (env_value(envp, "NCCL_DEBUG_SUBSYS").empty()) ::setenv("NCCL_DEBUG_SUBSYS", "INIT,NET,GRAPH", 1);
+  if (env_value(envp, "NCCL_DEBUG_SUBSYS").empty()) ::setenv("NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP,NET,GRAPH", 1);
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   if (file.empty()) {

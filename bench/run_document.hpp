@@ -22,7 +22,7 @@ namespace railkit::bench {
 /// The options that shape results, under nccl-tests' long flag names (run.options).
 nlohmann::json options_json(const BenchOptions& o);
 
-/// --observe on the nccl backend: NCCL logs INIT,NET,GRAPH at INFO into a file of this rank's,
+/// --observe on the nccl backend: NCCL logs INIT,BOOTSTRAP,NET,GRAPH at INFO into a file of this rank's,
 /// unless the user chose NCCL_DEBUG* themselves. Returns the file NCCL will write. Must run
 /// before NCCL reads its environment (communicator creation).
 std::string arrange_nccl_log(char** envp);

@@ -50,33 +50,6 @@ std::optional<std::string> env_get(const std::map<std::string, std::string>& env
   return std::string(trim(it->second));
 }
 
-/// Natural order of device names, as `railkit topo` sorts them (topology's natural_less): digit
-/// runs compare as numbers, so "mlx5_3" < "mlx5_10". Equal-ranking names ("mlx5_01", "mlx5_1")
-/// fall back to plain order.
-bool natural_less(std::string_view a, std::string_view b) {
-  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (digit(a[i]) && digit(b[j])) {
-      std::size_t ie = i, je = j;
-      while (ie < a.size() && digit(a[ie])) ++ie;
-      while (je < b.size() && digit(b[je])) ++je;
-      std::string_view na = a.substr(i, ie - i), nb = b.substr(j, je - j);
-      while (na.size() > 1 && na[0] == '0') na.remove_prefix(1);
-      while (nb.size() > 1 && nb[0] == '0') nb.remove_prefix(1);
-      if (na.size() != nb.size()) return na.size() < nb.size();
-      if (na != nb) return na < nb;
-      i = ie;
-      j = je;
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i;
-      ++j;
-    }
-  }
-  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
-  return a < b;
-}
 
 std::vector<std::string> naturally_sorted(std::vector<std::string> names) {
   std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) { return natural_less(a, b); });

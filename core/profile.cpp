@@ -216,11 +216,31 @@ void check_interval(const Reader& r, const std::string& path, double lo, double 
   if (lo > hi) r.fail(path, fmt::format("ratio_lo {} is above ratio_hi {}", lo, hi));
 }
 
+/// cluster.fingerprint_facts: fact name -> value, both text (topology's fingerprint.facts).
+std::map<std::string, std::string> read_facts(const Reader& r, const Node& n) {
+  if (!n.v.is_object()) r.fail(n.path, fmt::format("expected an object of fact: \"value\", got {}", n.v.type_name()));
+  std::map<std::string, std::string> facts;
+  for (const auto& [k, v] : n.v.items()) {
+    const std::string p = Reader::child_path(n.path, k.empty() ? "\"\"" : shown(k));
+    const bool printable = !k.empty() && std::none_of(k.begin(), k.end(), [](char ch) {
+      return static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) == 0x7f;
+    });
+    if (!printable) r.fail(p, "not a fact name (empty or holding a control character)");
+    if (!v.is_string())
+      r.fail(p, fmt::format("expected a string (fact values are text, as `railkit topo` gives them), got {}", v.type_name()));
+    const std::string value = v.get<std::string>();
+    if (value.find('\0') != std::string::npos) r.fail(p, "contains a NUL character");
+    facts.emplace(k, value);
+  }
+  return facts;
+}
+
 ProfileCluster read_cluster(const Reader& r, const Node& n) {
-  r.object(n, {"fingerprint", "nodes", "ranks", "ranks_per_node", "backend", "backend_version", "hosts", "gpu_models",
-               "nic_models", "extra"});
+  r.object(n, {"fingerprint", "fingerprint_facts", "nodes", "ranks", "ranks_per_node", "backend", "backend_version",
+               "hosts", "gpu_models", "nic_models", "extra"});
   ProfileCluster c;
   c.fingerprint = r.str(r.at(n, "fingerprint"));
+  if (n.v.contains("fingerprint_facts")) c.fingerprint_facts = read_facts(r, r.at(n, "fingerprint_facts"));
   c.nodes = r.small_count(r.at(n, "nodes"));
   c.ranks = r.small_count(r.at(n, "ranks"));
   c.ranks_per_node = r.small_count(r.at(n, "ranks_per_node"));
@@ -291,12 +311,14 @@ void check_overlaps(const Reader& r, const Node& n, const std::vector<ProfileDec
 }
 
 ProfileExpectation read_expectation(const Reader& r, const Node& n) {
-  r.object(n, {"coll", "bytes", "busbw_GBps", "tolerance"});
+  r.object(n, {"coll", "bytes", "busbw_GBps", "tolerance", "config", "env"});
   ProfileExpectation e;
   e.coll = r.coll(r.at(n, "coll"));
   e.bytes = r.count(r.at(n, "bytes"));
   e.busbw_GBps = r.nonneg(r.at(n, "busbw_GBps"));
   e.tolerance = r.fraction(r.at(n, "tolerance"));
+  if (n.v.contains("env")) e.env = r.env(r.at(n, "env"));  // optional: absent = settings.env
+  if (n.v.contains("config")) e.config = r.str(r.at(n, "config"));
   return e;
 }
 
@@ -377,9 +399,14 @@ ojson to_json(const ProfileDocument& p) {
                          {"ratio_hi", d.ratio_hi},
                          {"significant", d.significant}});
   ojson expectations = ojson::array();
-  for (const auto& e : p.expectations)
-    expectations.push_back(
-        {{"coll", e.coll}, {"bytes", e.bytes}, {"busbw_GBps", e.busbw_GBps}, {"tolerance", e.tolerance}});
+  for (const auto& e : p.expectations) {
+    ojson x = {{"coll", e.coll}, {"bytes", e.bytes}, {"busbw_GBps", e.busbw_GBps}, {"tolerance", e.tolerance}};
+    if (e.env) {  // optional: measured with other settings than settings.env
+      x["config"] = e.config;
+      x["env"] = env_json(*e.env);
+    }
+    expectations.push_back(std::move(x));
+  }
   const ProfileEvidence& ev = p.evidence;
   ojson rows = ojson::array();
   for (const auto& r : ev.rows)
@@ -394,16 +421,19 @@ ojson to_json(const ProfileDocument& p) {
   j["schema"] = p.schema;
   j["name"] = p.name;
   j["created"] = p.created;
-  j["cluster"] = {{"fingerprint", c.fingerprint},
-                  {"nodes", c.nodes},
-                  {"ranks", c.ranks},
-                  {"ranks_per_node", c.ranks_per_node},
-                  {"backend", c.backend},
-                  {"backend_version", c.backend_version},
-                  {"hosts", c.hosts},
-                  {"gpu_models", c.gpu_models},
-                  {"nic_models", c.nic_models},
-                  {"extra", ordered(c.extra)}};
+  ojson cluster = ojson::object();
+  cluster["fingerprint"] = c.fingerprint;
+  if (!c.fingerprint_facts.empty()) cluster["fingerprint_facts"] = env_json(c.fingerprint_facts);  // optional
+  cluster["nodes"] = c.nodes;
+  cluster["ranks"] = c.ranks;
+  cluster["ranks_per_node"] = c.ranks_per_node;
+  cluster["backend"] = c.backend;
+  cluster["backend_version"] = c.backend_version;
+  cluster["hosts"] = c.hosts;
+  cluster["gpu_models"] = c.gpu_models;
+  cluster["nic_models"] = c.nic_models;
+  cluster["extra"] = ordered(c.extra);
+  j["cluster"] = std::move(cluster);
   j["settings"] = {{"env", env_json(p.env)}, {"dcqcn", std::move(dcqcn)}};
   j["decisions"] = std::move(decisions);
   j["expectations"] = std::move(expectations);

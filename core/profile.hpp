@@ -20,6 +20,10 @@ inline constexpr const char* kProfileSchema = "railkit.profile/1";
 /// What the profile was made on; `railkit profile check` compares it with a node.
 struct ProfileCluster {
   std::string fingerprint;        ///< `railkit topo` fingerprint; "" when the probe could not run
+  /// The facts the fingerprint hashes (`railkit topo`'s fingerprint.facts: fact -> value, e.g.
+  /// "nic.count" -> "8"), so `railkit profile check` can name the facts that differ. Optional in
+  /// the document: empty when the profile stores only the hash (then it is not written).
+  std::map<std::string, std::string> fingerprint_facts;
   int nodes = 0;
   int ranks = 0;
   int ranks_per_node = 0;
@@ -51,6 +55,10 @@ struct ProfileExpectation {
   std::uint64_t bytes = 0;
   double busbw_GBps = 0;
   double tolerance = 0;          ///< relative (0.05 = a measurement down to 95% passes)
+  /// The settings it was measured with when they are not settings.env: those of the decision
+  /// whose bucket holds `bytes` (optional in the file; absent = settings.env).
+  std::optional<std::map<std::string, std::string>> env = std::nullopt;
+  std::string config = {};       ///< that decision's label ("" when env is absent)
 };
 
 /// One A/B measurement round of the validation, per bucket.

@@ -80,6 +80,10 @@ inline std::string to_lower(std::string_view s) {
   return out;
 }
 
+/// Natural order of names, as `railkit topo` sorts devices: digit runs compare as numbers, so
+/// "mlx5_3" < "mlx5_10". Equal-ranking names ("mlx5_01", "mlx5_1") fall back to plain order.
+bool natural_less(std::string_view a, std::string_view b);
+
 /// A file-name-safe form of a name (letters, digits, '.', '_', '-', '='; everything else '_'),
 /// at most 80 characters, never starting with '.'.
 std::string slug(std::string_view name);

@@ -25,93 +25,98 @@ constexpr std::int64_t k31bit = (std::int64_t{1} << 31) - 1;
 using S = TunableScope;
 using T = TunableType;
 
+// What each family of knobs can change (the row's `reach`).
+constexpr Reach kNccl = Reach::Nccl | Reach::Sim;      // NCCL reads NCCL_*; the simulator models NCCL
+constexpr Reach kOmpi = Reach::Mpi;                     // Open MPI reads OMPI_MCA_*; NCCL ignores them
+constexpr Reach kDcqcn = Reach::RoceFabric | Reach::Sim;  // NIC attributes: traffic between nodes, or the model
+
 // One row per tunable. Sources: ../shared/reference/nccl.md (NCCL 2.28.9 defaults), `ompi_info
 // --param coll tuned --level 9` (Open MPI 4.1; algorithm ids up to the largest any 4.1/5.0
 // release lists), ../shared/reference/roce.md (mlx5 DCQCN attributes, ConnectX defaults).
 constexpr Tunable kTable[] = {
     // ---- NCCL: implementation choices and resources (nccl-proto)
-    {"NCCL_ALGO", S::Env, T::EnumList, 0, 0, kAlgos, "auto", "", "collective algorithms allowed (per collective since 2.24)"},
-    {"NCCL_PROTO", S::Env, T::EnumList, 0, 0, kProtos, "auto", "", "protocols allowed"},
-    {"NCCL_MIN_NCHANNELS", S::Env, T::Int, 1, 64, kNone, "auto", "", "lower bound on channels (CTAs) per collective"},
-    {"NCCL_MAX_NCHANNELS", S::Env, T::Int, 1, 64, kNone, "64", "", "upper bound on channels (CTAs) per collective"},
-    {"NCCL_MIN_CTAS", S::Env, T::Int, 1, 64, kNone, "auto", "", "lower bound on CTAs (newer name of MIN_NCHANNELS)"},
-    {"NCCL_MAX_CTAS", S::Env, T::Int, 1, 64, kNone, "64", "", "upper bound on CTAs (newer name of MAX_NCHANNELS)"},
-    {"NCCL_NTHREADS", S::Env, T::Int, 64, 512, kNone, "512", "", "threads per block for Simple/LL (a multiple of 32)"},
-    {"NCCL_BUFFSIZE", S::Env, T::Int, 65536, 1024 * kMiB, kNone, "4194304", "bytes", "per-connection buffer; step = BUFFSIZE/8"},
-    {"NCCL_NVLS_ENABLE", S::Env, T::Int, 0, 2, kNone, "2", "", "NVLink SHARP: 0 off, 1 on, 2 auto"},
-    {"NCCL_CUMEM_ENABLE", S::Env, T::Bool, 0, 1, kNone, "auto", "", "cuMem allocations"},
+    {"NCCL_ALGO", S::Env, kNccl, T::EnumList, 0, 0, kAlgos, "auto", "", "collective algorithms allowed (per collective since 2.24)"},
+    {"NCCL_PROTO", S::Env, kNccl, T::EnumList, 0, 0, kProtos, "auto", "", "protocols allowed"},
+    {"NCCL_MIN_NCHANNELS", S::Env, kNccl, T::Int, 1, 64, kNone, "auto", "", "lower bound on channels (CTAs) per collective"},
+    {"NCCL_MAX_NCHANNELS", S::Env, kNccl, T::Int, 1, 64, kNone, "64", "", "upper bound on channels (CTAs) per collective"},
+    {"NCCL_MIN_CTAS", S::Env, kNccl, T::Int, 1, 64, kNone, "auto", "", "lower bound on CTAs (newer name of MIN_NCHANNELS)"},
+    {"NCCL_MAX_CTAS", S::Env, kNccl, T::Int, 1, 64, kNone, "64", "", "upper bound on CTAs (newer name of MAX_NCHANNELS)"},
+    {"NCCL_NTHREADS", S::Env, kNccl, T::Int, 64, 512, kNone, "512", "", "threads per block for Simple/LL (a multiple of 32)"},
+    {"NCCL_BUFFSIZE", S::Env, kNccl, T::Int, 65536, 1024 * kMiB, kNone, "4194304", "bytes", "per-connection buffer; step = BUFFSIZE/8"},
+    {"NCCL_NVLS_ENABLE", S::Env, kNccl, T::Int, 0, 2, kNone, "2", "", "NVLink SHARP: 0 off, 1 on, 2 auto"},
+    {"NCCL_CUMEM_ENABLE", S::Env, kNccl, T::Bool, 0, 1, kNone, "auto", "", "cuMem allocations"},
     // ---- NCCL: network (nccl-net)
-    {"NCCL_PXN_DISABLE", S::Env, T::Bool, 0, 1, kNone, "0", "", "1 = no PXN (inter-node sends through NVLink relays) anywhere"},
-    {"NCCL_P2P_PXN_LEVEL", S::Env, T::Int, 0, 2, kNone, "2", "", "PXN for send/recv: 0 never, 1 only if needed, 2 as much as possible"},
-    {"NCCL_PXN_C2C", S::Env, T::Bool, 0, 1, kNone, "1", "", "PXN through C2C-attached NICs"},
-    {"NCCL_CROSS_NIC", S::Env, T::Int, 0, 2, kNone, "2", "", "rings/trees: 0 same rail in and out, 1 cross allowed, 2 same rail first"},
-    {"NCCL_IB_QPS_PER_CONNECTION", S::Env, T::Int, 1, 128, kNone, "1", "", "queue pairs per connection (ECMP entropy on RoCE)"},
-    {"NCCL_IB_SPLIT_DATA_ON_QPS", S::Env, T::Bool, 0, 1, kNone, "0", "", "1 = split each message over the QPs, 0 = rotate QPs per message"},
-    {"NCCL_NCHANNELS_PER_NET_PEER", S::Env, T::Int, 1, 64, kNone, "2", "", "send/recv channels per network peer"},
-    {"NCCL_NET_GDR_LEVEL", S::Env, T::Enum, 0, 0, kGdrLevels, "PXB", "", "largest GPU-NIC path type that uses GPUDirect RDMA"},
-    {"NCCL_NET_GDR_READ", S::Env, T::Bool, 0, 1, kNone, "1", "", "GPUDirect RDMA for sends (on for sm80+)"},
-    {"NCCL_IB_ADAPTIVE_ROUTING", S::Env, T::Bool, 0, 1, kNone, "0", "", "adaptive routing (default on for IB, off for RoCE)"},
-    {"NCCL_IB_TC", S::Env, T::Int, 0, 255, kNone, "0", "", "IP traffic class of the QPs: DSCP << 2 | ECN bits (106 = DSCP 26, ECT(0))"},
-    {"NCCL_IB_FIFO_TC", S::Env, T::Int, 0, 255, kNone, "0", "", "traffic class of the control (FIFO) messages"},
-    {"NCCL_IB_SL", S::Env, T::Int, 0, 15, kNone, "0", "", "InfiniBand service level"},
-    {"NCCL_IB_TIMEOUT", S::Env, T::Int, 1, 31, kNone, "20", "", "QP timeout 4.096 us * 2^N"},
-    {"NCCL_IB_RETRY_CNT", S::Env, T::Int, 0, 7, kNone, "7", "", "QP retries"},
-    {"NCCL_IB_GID_INDEX", S::Env, T::Int, -1, 255, kNone, "-1", "", "GID index; -1 = automatic (RoCE v2 preferred)"},
-    {"NCCL_IB_ROCE_VERSION_NUM", S::Env, T::Int, 1, 2, kNone, "2", "", "RoCE version for the automatic GID choice"},
-    {"NCCL_IB_MERGE_NICS", S::Env, T::Bool, 0, 1, kNone, "1", "", "merge the ports of dual-port NICs"},
-    {"NCCL_P2P_NET_CHUNKSIZE", S::Env, T::Pow2, 2048, 16 * kMiB, kNone, "131072", "bytes", "send/recv network chunk"},
+    {"NCCL_PXN_DISABLE", S::Env, kNccl, T::Bool, 0, 1, kNone, "0", "", "1 = no PXN (inter-node sends through NVLink relays) anywhere"},
+    {"NCCL_P2P_PXN_LEVEL", S::Env, kNccl, T::Int, 0, 2, kNone, "2", "", "PXN for send/recv: 0 never, 1 only if needed, 2 as much as possible"},
+    {"NCCL_PXN_C2C", S::Env, kNccl, T::Bool, 0, 1, kNone, "1", "", "PXN through C2C-attached NICs"},
+    {"NCCL_CROSS_NIC", S::Env, kNccl, T::Int, 0, 2, kNone, "2", "", "rings/trees: 0 same rail in and out, 1 cross allowed, 2 same rail first"},
+    {"NCCL_IB_QPS_PER_CONNECTION", S::Env, kNccl, T::Int, 1, 128, kNone, "1", "", "queue pairs per connection (ECMP entropy on RoCE)"},
+    {"NCCL_IB_SPLIT_DATA_ON_QPS", S::Env, kNccl, T::Bool, 0, 1, kNone, "0", "", "1 = split each message over the QPs, 0 = rotate QPs per message"},
+    {"NCCL_NCHANNELS_PER_NET_PEER", S::Env, kNccl, T::Int, 1, 64, kNone, "2", "", "send/recv channels per network peer"},
+    {"NCCL_NET_GDR_LEVEL", S::Env, kNccl, T::Enum, 0, 0, kGdrLevels, "PXB", "", "largest GPU-NIC path type that uses GPUDirect RDMA"},
+    {"NCCL_NET_GDR_READ", S::Env, kNccl, T::Bool, 0, 1, kNone, "1", "", "GPUDirect RDMA for sends (on for sm80+)"},
+    {"NCCL_IB_ADAPTIVE_ROUTING", S::Env, kNccl, T::Bool, 0, 1, kNone, "0", "", "adaptive routing (default on for IB, off for RoCE)"},
+    {"NCCL_IB_TC", S::Env, kNccl, T::Int, 0, 255, kNone, "0", "", "IP traffic class of the QPs: DSCP << 2 | ECN bits (106 = DSCP 26, ECT(0))"},
+    {"NCCL_IB_FIFO_TC", S::Env, kNccl, T::Int, 0, 255, kNone, "0", "", "traffic class of the control (FIFO) messages"},
+    {"NCCL_IB_SL", S::Env, kNccl, T::Int, 0, 15, kNone, "0", "", "InfiniBand service level"},
+    {"NCCL_IB_TIMEOUT", S::Env, kNccl, T::Int, 1, 31, kNone, "20", "", "QP timeout 4.096 us * 2^N"},
+    {"NCCL_IB_RETRY_CNT", S::Env, kNccl, T::Int, 0, 7, kNone, "7", "", "QP retries"},
+    {"NCCL_IB_GID_INDEX", S::Env, kNccl, T::Int, -1, 255, kNone, "-1", "", "GID index; -1 = automatic (RoCE v2 preferred)"},
+    {"NCCL_IB_ROCE_VERSION_NUM", S::Env, kNccl, T::Int, 1, 2, kNone, "2", "", "RoCE version for the automatic GID choice"},
+    {"NCCL_IB_MERGE_NICS", S::Env, kNccl, T::Bool, 0, 1, kNone, "1", "", "merge the ports of dual-port NICs"},
+    {"NCCL_P2P_NET_CHUNKSIZE", S::Env, kNccl, T::Pow2, 2048, 16 * kMiB, kNone, "131072", "bytes", "send/recv network chunk"},
     // ---- Open MPI tuned collectives (ompi-coll)
-    {"OMPI_MCA_coll_tuned_use_dynamic_rules", S::Env, T::Bool, 0, 1, kNone, "0", "",
+    {"OMPI_MCA_coll_tuned_use_dynamic_rules", S::Env, kOmpi, T::Bool, 0, 1, kNone, "0", "",
      "1 = honour the forced algorithm parameters and the dynamic rules file"},
-    {"OMPI_MCA_coll_tuned_allreduce_algorithm", S::Env, T::Int, 0, 7, kNone, "0", "",
+    {"OMPI_MCA_coll_tuned_allreduce_algorithm", S::Env, kOmpi, T::Int, 0, 7, kNone, "0", "",
      "0 ignore, 1 basic linear, 2 nonoverlapping, 3 recursive doubling, 4 ring, 5 segmented ring, 6 rabenseifner"},
-    {"OMPI_MCA_coll_tuned_allreduce_algorithm_segmentsize", S::Env, T::Int, 0, 1024 * kMiB, kNone, "0", "bytes",
+    {"OMPI_MCA_coll_tuned_allreduce_algorithm_segmentsize", S::Env, kOmpi, T::Int, 0, 1024 * kMiB, kNone, "0", "bytes",
      "segment size of the segmented all-reduce algorithms; 0 = none"},
-    {"OMPI_MCA_coll_tuned_allgather_algorithm", S::Env, T::Int, 0, 8, kNone, "0", "",
+    {"OMPI_MCA_coll_tuned_allgather_algorithm", S::Env, kOmpi, T::Int, 0, 8, kNone, "0", "",
      "0 ignore, 1 basic linear, 2 bruck, 3 recursive doubling, 4 ring, 5 neighbor exchange, 6 two proc only"},
-    {"OMPI_MCA_coll_tuned_allgather_algorithm_segmentsize", S::Env, T::Int, 0, 1024 * kMiB, kNone, "0", "bytes",
+    {"OMPI_MCA_coll_tuned_allgather_algorithm_segmentsize", S::Env, kOmpi, T::Int, 0, 1024 * kMiB, kNone, "0", "bytes",
      "segment size for all-gather; 0 = none"},
-    {"OMPI_MCA_coll_tuned_reduce_scatter_algorithm", S::Env, T::Int, 0, 5, kNone, "0", "",
+    {"OMPI_MCA_coll_tuned_reduce_scatter_algorithm", S::Env, kOmpi, T::Int, 0, 5, kNone, "0", "",
      "0 ignore, 1 non-overlapping, 2 recursive halving, 3 ring, 4 butterfly"},
-    {"OMPI_MCA_coll_tuned_reduce_scatter_algorithm_segmentsize", S::Env, T::Int, 0, 1024 * kMiB, kNone, "0", "bytes",
+    {"OMPI_MCA_coll_tuned_reduce_scatter_algorithm_segmentsize", S::Env, kOmpi, T::Int, 0, 1024 * kMiB, kNone, "0", "bytes",
      "segment size for reduce-scatter; 0 = none"},
-    {"OMPI_MCA_coll_tuned_alltoall_algorithm", S::Env, T::Int, 0, 6, kNone, "0", "",
+    {"OMPI_MCA_coll_tuned_alltoall_algorithm", S::Env, kOmpi, T::Int, 0, 6, kNone, "0", "",
      "0 ignore, 1 basic linear, 2 pairwise, 3 modified bruck, 4 linear with sync, 5 two proc only"},
-    {"OMPI_MCA_coll_tuned_alltoall_algorithm_segmentsize", S::Env, T::Int, 0, 1024 * kMiB, kNone, "0", "bytes",
+    {"OMPI_MCA_coll_tuned_alltoall_algorithm_segmentsize", S::Env, kOmpi, T::Int, 0, 1024 * kMiB, kNone, "0", "bytes",
      "segment size for all-to-all; 0 = none"},
-    {"OMPI_MCA_coll_tuned_bcast_algorithm", S::Env, T::Int, 0, 10, kNone, "0", "",
+    {"OMPI_MCA_coll_tuned_bcast_algorithm", S::Env, kOmpi, T::Int, 0, 10, kNone, "0", "",
      "0 ignore, 1 basic linear, 2 chain, 3 pipeline, 4 split binary tree, 5 binary tree, 6 binomial, 7 knomial, "
      "8 scatter_allgather, 9 scatter_allgather_ring"},
-    {"OMPI_MCA_coll_tuned_bcast_algorithm_segmentsize", S::Env, T::Int, 0, 1024 * kMiB, kNone, "0", "bytes",
+    {"OMPI_MCA_coll_tuned_bcast_algorithm_segmentsize", S::Env, kOmpi, T::Int, 0, 1024 * kMiB, kNone, "0", "bytes",
      "segment size for broadcast; 0 = none"},
-    {"OMPI_MCA_coll_tuned_reduce_algorithm", S::Env, T::Int, 0, 8, kNone, "0", "",
+    {"OMPI_MCA_coll_tuned_reduce_algorithm", S::Env, kOmpi, T::Int, 0, 8, kNone, "0", "",
      "0 ignore, 1 linear, 2 chain, 3 pipeline, 4 binary, 5 binomial, 6 in-order binary, 7 rabenseifner"},
-    {"OMPI_MCA_coll_tuned_reduce_algorithm_segmentsize", S::Env, T::Int, 0, 1024 * kMiB, kNone, "0", "bytes",
+    {"OMPI_MCA_coll_tuned_reduce_algorithm_segmentsize", S::Env, kOmpi, T::Int, 0, 1024 * kMiB, kNone, "0", "bytes",
      "segment size for reduce; 0 = none"},
     // ---- DCQCN reaction point (sender), /sys/class/net/<if>/ecn/roce_rp/<attr>
-    {"roce_rp.rpg_time_reset", S::Dcqcn, T::Int, 1, k17bit, kNone, "300", "us", "rate-increase timer period"},
-    {"roce_rp.rpg_byte_reset", S::Dcqcn, T::Int, 0, (1 << 15) - 1, kNone, "32767", "bytes",
+    {"roce_rp.rpg_time_reset", S::Dcqcn, kDcqcn, T::Int, 1, k17bit, kNone, "300", "us", "rate-increase timer period"},
+    {"roce_rp.rpg_byte_reset", S::Dcqcn, kDcqcn, T::Int, 0, (1 << 15) - 1, kNone, "32767", "bytes",
      "rate-increase byte counter (unit disputed); 0 = off"},
-    {"roce_rp.rpg_threshold", S::Dcqcn, T::Int, 0, 31, kNone, "1", "", "rate-increase events per stage (F)"},
-    {"roce_rp.rpg_max_rate", S::Dcqcn, T::Int, 0, k31bit, kNone, "0", "Mb/s", "rate ceiling; 0 = line rate"},
-    {"roce_rp.rpg_ai_rate", S::Dcqcn, T::Int, 1, k17bit, kNone, "5", "Mb/s", "additive increase step"},
-    {"roce_rp.rpg_hai_rate", S::Dcqcn, T::Int, 1, k17bit, kNone, "50", "Mb/s", "hyper increase step"},
-    {"roce_rp.rpg_gd", S::Dcqcn, T::Int, 0, 15, kNone, "11", "", "log2 of the rate-decrease divisor"},
-    {"roce_rp.rpg_min_dec_fac", S::Dcqcn, T::Int, 0, 100, kNone, "50", "%", "floor of new/old rate on a cut"},
-    {"roce_rp.rpg_min_rate", S::Dcqcn, T::Int, 1, k31bit, kNone, "1", "Mb/s", "rate floor"},
-    {"roce_rp.rate_to_set_on_first_cnp", S::Dcqcn, T::Int, 0, k31bit, kNone, "0", "Mb/s", "rate after the first CNP; 0 = off"},
-    {"roce_rp.dce_tcp_g", S::Dcqcn, T::Int, 0, 1023, kNone, "1019", "1/1024", "alpha gain g"},
-    {"roce_rp.dce_tcp_rtt", S::Dcqcn, T::Int, 1, k17bit, kNone, "1", "us", "alpha update period"},
-    {"roce_rp.rate_reduce_monitor_period", S::Dcqcn, T::Int, 1, (std::int64_t{1} << 32) - 1, kNone, "4", "us",
+    {"roce_rp.rpg_threshold", S::Dcqcn, kDcqcn, T::Int, 0, 31, kNone, "1", "", "rate-increase events per stage (F)"},
+    {"roce_rp.rpg_max_rate", S::Dcqcn, kDcqcn, T::Int, 0, k31bit, kNone, "0", "Mb/s", "rate ceiling; 0 = line rate"},
+    {"roce_rp.rpg_ai_rate", S::Dcqcn, kDcqcn, T::Int, 1, k17bit, kNone, "5", "Mb/s", "additive increase step"},
+    {"roce_rp.rpg_hai_rate", S::Dcqcn, kDcqcn, T::Int, 1, k17bit, kNone, "50", "Mb/s", "hyper increase step"},
+    {"roce_rp.rpg_gd", S::Dcqcn, kDcqcn, T::Int, 0, 15, kNone, "11", "", "log2 of the rate-decrease divisor"},
+    {"roce_rp.rpg_min_dec_fac", S::Dcqcn, kDcqcn, T::Int, 0, 100, kNone, "50", "%", "floor of new/old rate on a cut"},
+    {"roce_rp.rpg_min_rate", S::Dcqcn, kDcqcn, T::Int, 1, k31bit, kNone, "1", "Mb/s", "rate floor"},
+    {"roce_rp.rate_to_set_on_first_cnp", S::Dcqcn, kDcqcn, T::Int, 0, k31bit, kNone, "0", "Mb/s", "rate after the first CNP; 0 = off"},
+    {"roce_rp.dce_tcp_g", S::Dcqcn, kDcqcn, T::Int, 0, 1023, kNone, "1019", "1/1024", "alpha gain g"},
+    {"roce_rp.dce_tcp_rtt", S::Dcqcn, kDcqcn, T::Int, 1, k17bit, kNone, "1", "us", "alpha update period"},
+    {"roce_rp.rate_reduce_monitor_period", S::Dcqcn, kDcqcn, T::Int, 1, (std::int64_t{1} << 32) - 1, kNone, "4", "us",
      "minimum time between rate cuts"},
-    {"roce_rp.initial_alpha_value", S::Dcqcn, T::Int, 1, 1023, kNone, "1023", "1/1024", "alpha after the first CNP"},
-    {"roce_rp.clamp_tgt_rate", S::Dcqcn, T::Bool, 0, 1, kNone, "0", "", "clamp the target rate on a cut"},
-    {"roce_rp.clamp_tgt_rate_after_time_inc", S::Dcqcn, T::Bool, 0, 1, kNone, "1", "", "clamp the target rate after a timer increase"},
+    {"roce_rp.initial_alpha_value", S::Dcqcn, kDcqcn, T::Int, 1, 1023, kNone, "1023", "1/1024", "alpha after the first CNP"},
+    {"roce_rp.clamp_tgt_rate", S::Dcqcn, kDcqcn, T::Bool, 0, 1, kNone, "0", "", "clamp the target rate on a cut"},
+    {"roce_rp.clamp_tgt_rate_after_time_inc", S::Dcqcn, kDcqcn, T::Bool, 0, 1, kNone, "1", "", "clamp the target rate after a timer increase"},
     // ---- DCQCN notification point (receiver), /sys/class/net/<if>/ecn/roce_np/<attr>
-    {"roce_np.min_time_between_cnps", S::Dcqcn, T::Int, 0, k17bit, kNone, "4", "us",
+    {"roce_np.min_time_between_cnps", S::Dcqcn, kDcqcn, T::Int, 0, k17bit, kNone, "4", "us",
      "CNP spacing per flow (0 on ConnectX-4 Lx, 4 on BlueField-3)"},
-    {"roce_np.cnp_dscp", S::Dcqcn, T::Int, 0, 63, kNone, "48", "", "DSCP of CNPs"},
-    {"roce_np.cnp_802p_prio", S::Dcqcn, T::Int, 0, 7, kNone, "6", "", "802.1p priority of CNPs"},
+    {"roce_np.cnp_dscp", S::Dcqcn, kDcqcn, T::Int, 0, 63, kNone, "48", "", "DSCP of CNPs"},
+    {"roce_np.cnp_802p_prio", S::Dcqcn, kDcqcn, T::Int, 0, 7, kNone, "6", "", "802.1p priority of CNPs"},
 };
 
 std::string lower(std::string_view s) {
@@ -216,6 +221,42 @@ std::string tunable_value_problem(const Tunable& t, std::string_view value) {
 void validate_tunable_value(const Tunable& t, std::string_view value, std::string_view where) {
   const std::string why = tunable_value_problem(t, value);
   if (!why.empty()) throw UsageError(fmt::format("{}: {}={}: {}", where, t.name, value, why));
+}
+
+std::optional<Reach> knob_reach(std::string_view name) noexcept {
+  if (const Tunable* t = find_tunable(name)) return t->reach;
+  if (name.starts_with("NCCL_")) return kNccl;
+  if (name.starts_with("OMPI_MCA_")) return kOmpi;
+  if (name.starts_with(kDcqcnRpPrefix) || name.starts_with(kDcqcnNpPrefix)) return kDcqcn;
+  return std::nullopt;
+}
+
+bool reaches(Reach r, const RunTarget& t) noexcept {
+  if (t.backend == "nccl" && has(r, Reach::Nccl)) return true;
+  if (t.backend == "mpi" && has(r, Reach::Mpi)) return true;
+  if (t.backend == "sim" && has(r, Reach::Sim)) return true;
+  return has(r, Reach::RoceFabric) && t.crosses_fabric && (t.backend == "mpi" || t.backend == "nccl");
+}
+
+std::string reach_text(Reach r) {
+  std::string s;
+  const auto add = [&](Reach bit, const char* text) {
+    if (has(r, bit)) s += (s.empty() ? "" : ", ") + std::string(text);
+  };
+  add(Reach::Nccl, "nccl");
+  add(Reach::Mpi, "mpi");
+  add(Reach::RoceFabric, "a RoCE fabric between nodes");
+  add(Reach::Sim, "sim");
+  return s.empty() ? "nothing" : s;
+}
+
+std::vector<std::string> inert_knobs(const std::vector<std::string>& names, const RunTarget& t) {
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    const auto r = knob_reach(n);
+    if (r && !reaches(*r, t) && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  }
+  return out;
 }
 
 std::string_view scope_name(TunableScope s) noexcept { return s == TunableScope::Env ? "env" : "dcqcn"; }

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace railkit {
 
@@ -17,6 +18,23 @@ enum class TunableScope {
   Env,    ///< an environment variable set on every rank before the program starts
   Dcqcn,  ///< a DCQCN attribute written on every node's RDMA NICs (sysfs/debugfs), per node
 };
+
+/// What a tunable can change (a set of bits): the backends of railkit-bench that read it, and the
+/// RoCE fabric between nodes (NIC attributes act on traffic that leaves a node).
+enum class Reach : std::uint8_t {
+  None = 0,
+  Nccl = 1,        ///< the nccl backend (NCCL reads NCCL_* when a communicator is created)
+  Mpi = 2,         ///< the mpi backend (Open MPI reads OMPI_MCA_* at MPI_Init)
+  Sim = 4,         ///< the simulated backend (models NCCL and DCQCN)
+  RoceFabric = 8,  ///< traffic that crosses a RoCE fabric between nodes, on a real backend
+};
+constexpr Reach operator|(Reach a, Reach b) noexcept {
+  return static_cast<Reach>(static_cast<std::uint8_t>(a) | static_cast<std::uint8_t>(b));
+}
+/// Whether `set` holds every bit of `bit`.
+constexpr bool has(Reach set, Reach bit) noexcept {
+  return (static_cast<std::uint8_t>(set) & static_cast<std::uint8_t>(bit)) == static_cast<std::uint8_t>(bit);
+}
 
 /// The type of a tunable's value; every value is carried as text, as the environment holds it.
 enum class TunableType {
@@ -32,6 +50,7 @@ enum class TunableType {
 struct Tunable {
   std::string_view name;  ///< NCCL_ALGO, OMPI_MCA_coll_tuned_allreduce_algorithm, roce_rp.rpg_time_reset
   TunableScope scope;
+  Reach reach;            ///< what it can change: NCCL_* nccl and sim, OMPI_MCA_* mpi, DCQCN a RoCE fabric and sim
   TunableType type;
   std::int64_t min;                         ///< Int / Pow2: smallest valid value
   std::int64_t max;                         ///< Int / Pow2: largest valid value
@@ -56,6 +75,28 @@ void validate_tunable_value(const Tunable& t, std::string_view value, std::strin
 
 /// The integer a valid Int / Pow2 / Bool value holds; nullopt for other types or invalid text.
 std::optional<std::int64_t> tunable_int(const Tunable& t, std::string_view value);
+
+/// Where a measurement runs, as far as knobs are concerned.
+struct RunTarget {
+  std::string backend;          ///< railkit-bench's run.backend: "mpi" | "nccl" | "sim"
+  bool crosses_fabric = false;  ///< its traffic crosses the network between nodes (more than one node)
+};
+
+/// The reach of an environment variable or DCQCN attribute: its row's, else its family's
+/// (NCCL_*: nccl and sim; OMPI_MCA_*: mpi; roce_rp.* / roce_np.*: a RoCE fabric and sim);
+/// nullopt for a name of no known family (UCX_*, anything else), which is never judged.
+std::optional<Reach> knob_reach(std::string_view name) noexcept;
+
+/// Whether a knob of reach `r` can change a measurement on `t`: t's backend is in `r`, or `r`
+/// holds RoceFabric and t is a real backend (mpi, nccl) whose traffic crosses the fabric.
+bool reaches(Reach r, const RunTarget& t) noexcept;
+
+/// "nccl, sim", "mpi", "a RoCE fabric between nodes, sim" ...; "nothing" for Reach::None.
+std::string reach_text(Reach r);
+
+/// The names among `names` (first occurrence order, each once) whose reach is known and cannot
+/// change a measurement on `t`.
+std::vector<std::string> inert_knobs(const std::vector<std::string>& names, const RunTarget& t);
 
 /// "env" | "dcqcn"; "enum" | "enum-list" | "int" | "pow2" | "bool".
 std::string_view scope_name(TunableScope s) noexcept;

@@ -1,10 +1,14 @@
 #include "launch/bench_run.hpp"
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/results.hpp"
@@ -36,6 +40,70 @@ std::vector<std::string> bench_argv(const LauncherOptions& l, const BenchConfig&
   if (!sets_flag(bench_args, {"--label"}) && !sets_flag(c.args, {"--label"})) program.insert(program.end(), {"--label", c.name});
   program.insert(program.end(), {"-J", results_path});
   return world_argv(l, c.env, program);
+}
+
+std::string backend_arg(const std::vector<std::string>& bench_args) {
+  std::string value;
+  for (size_t i = 0; i < bench_args.size(); ++i) {
+    const std::string& a = bench_args[i];
+    if (a == "--backend" && i + 1 < bench_args.size()) value = bench_args[++i];
+    else if (a.rfind("--backend=", 0) == 0) value = a.substr(10);
+  }
+  return value;
+}
+
+bool single_host(const LauncherOptions& l) {
+  if (l.kind == LauncherKind::Local) return true;
+  if (l.kind != LauncherKind::Mpirun || !l.hostfile.empty()) return false;
+  for (const auto& a : l.args)
+    for (std::string_view f : {"--host", "-H", "-host", "--hostfile", "-hostfile", "--machinefile", "-machinefile",
+                               "--default-hostfile", "--rankfile", "-rf"})
+      if (a == f || (a.size() > f.size() && a.compare(0, f.size(), f) == 0 && a[f.size()] == '=')) return false;
+  return true;
+}
+
+ExpectedBackend backend_from_version(const std::string& version_text, bool this_host_only) {
+  std::string line;
+  for (const auto& l : split(version_text, '\n'))
+    if (l.rfind("backends:", 0) == 0) line = l;
+  if (line.empty()) return {"", "railkit-bench --version does not list its backends"};
+  const bool nccl = line.find("nccl (") != std::string::npos;
+  const bool mpi = line.find("mpi (") != std::string::npos && line.find("no mpi") == std::string::npos;
+  if (!nccl) {
+    if (mpi) return {"mpi", "--backend auto, and railkit-bench --version lists no nccl backend"};
+    return {"", "railkit-bench --version lists neither an mpi nor an nccl backend"};
+  }
+  if (this_host_only && line.find("driver none") != std::string::npos)
+    return {"mpi", "--backend auto, and this host, where every rank runs, has no GPU driver (railkit-bench --version)"};
+  return {"", "--backend auto with the nccl backend built: a usable GPU on the nodes decides"};
+}
+
+ExpectedBackend expected_backend(const std::string& bench, const std::vector<std::string>& bench_args,
+                                 const LauncherOptions& l, char* const* envp) {
+  const std::string given = backend_arg(bench_args);
+  if (given == "mpi" || given == "nccl" || given == "sim") return {given, "--backend " + given + " in the bench arguments"};
+  std::string tmpl = (fs::temp_directory_path() / "railkit-bench-version-XXXXXX").string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return {"", "--backend auto: railkit-bench --version could not be asked (no temporary file)"};
+  ::close(fd);
+  LaunchSpec spec;
+  spec.argv = {bench, "--version"};
+  spec.stdout_path = tmpl;
+  spec.stderr_path = "/dev/null";
+  spec.timeout_s = 30;
+  spec.kill_grace_s = 1;
+  const LaunchResult r = run_process(spec, envp);
+  std::string text;
+  if (r.ok()) {
+    try {
+      text = read_file(tmpl);
+    } catch (const Error&) {
+    }
+  }
+  std::error_code ec;
+  fs::remove(tmpl, ec);
+  if (text.empty()) return {"", "--backend auto, and " + bench + " --version did not answer"};
+  return backend_from_version(text, single_host(l));
 }
 
 /// The most telling line of a stderr tail: the last one mentioning an error, outside the boxes

@@ -77,6 +77,30 @@ struct TrialRun {
 TrialRun run_config(const LaunchContext& ctx, const BenchConfig& c, const std::string& base, char* const* envp,
                     const std::function<void(double)>& on_tick);
 
+/// The backend railkit-bench will run, as far as it is known before a launch.
+struct ExpectedBackend {
+  std::string backend;  ///< "mpi" | "nccl" | "sim"; "" when only a results document can tell
+  std::string how;      ///< how it was found, or why it is not known ("--backend mpi in the bench arguments")
+};
+
+/// The value of the last --backend in bench arguments (`--backend X`, `--backend=X`); "" when absent.
+std::string backend_arg(const std::vector<std::string>& bench_args);
+
+/// Whether every process the launcher starts runs on this host: `local`, or mpirun without a
+/// hostfile and without a host list in its arguments (srun: never assumed).
+bool single_host(const LauncherOptions& l);
+
+/// What `railkit-bench --version` run here says `--backend auto` resolves to: mpi when no nccl
+/// backend is built, or when it is built but this host has no GPU driver ("driver none") and
+/// every rank runs here (`this_host_only`); else "" (a GPU on the nodes decides).
+ExpectedBackend backend_from_version(const std::string& version_text, bool this_host_only);
+
+/// The backend the bench arguments will run: --backend mpi|nccl|sim as given; with auto (or
+/// none), railkit-bench's own answer (`bench --version` run here, backend_from_version). Never
+/// throws: a bench that cannot say gives "" and the caller judges the first results document.
+ExpectedBackend expected_backend(const std::string& bench, const std::vector<std::string>& bench_args,
+                                 const LauncherOptions& l, char* const* envp);
+
 /// The line of a failed launch's stderr that says most: the last one mentioning an error outside
 /// mpirun's dashed boxes (a dangling "error:" cut by mpirun's output joined with its rest), else
 /// the last line.

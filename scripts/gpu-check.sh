@@ -454,7 +454,7 @@ check observe 0 60 "$bench" "${nccl[@]}" --observe --coll all_reduce -b 1M -e 1M
 mkdir -p "$work/nccl-log"
 JSON="$work/observe-log.json"
 obs_dbg=0
-NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH NCCL_DEBUG_FILE="$work/nccl-log/nccl.%h.%p.log" \
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,BOOTSTRAP,NET,GRAPH NCCL_DEBUG_FILE="$work/nccl-log/nccl.%h.%p.log" \
   check observe-nccl-debug 0 60 "$bench" "${nccl[@]}" --coll all_reduce -b 1M -e 1M -J "$work/observe-log.json" \
   && obs_dbg=1
 if ls "$work"/nccl-log/nccl.*.log >/dev/null 2>&1; then

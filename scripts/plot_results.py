@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Plot busbw against message size for `railkit report --plot FILE.png|svg`.
+"""Plot a metric (busbw by default) against message size for `railkit report --plot FILE.png|svg`.
 
 Input: a JSON file of series written by railkit (`railkit.plot-series/1`):
-  {"baseline": NAME, "panels": [{"title": T, "series": [{"name": N, "baseline": bool,
-                                                          "bytes": [...], "busbw_GBps": [...]}]}]}
-One panel per collective/placement, one line per configuration, log2 x axis.
+  {"baseline": NAME, "metric": "busbw", "ylabel": "busbw (GB/s)",
+   "panels": [{"title": T, "series": [{"name": N, "config": C, "group": G, "baseline": bool,
+               "slowest": bool, "inert": bool, "bytes": [...], "values": [...],
+               "lo": [...], "hi": [...]}]}]}
+One panel per collective/placement, one line per configuration and --split group (the slowest
+group drawn thick and marked), the spread of the rounds (lo..hi) shaded, inert configurations
+dotted, log2 x axis.
 Exit codes: 0 written, 5 matplotlib is missing (Debian: python3-matplotlib), 6 bad input, 9 write error.
 """
 import argparse
@@ -52,13 +56,19 @@ def main():
     fig, axes = plt.subplots(rows, cols, figsize=(7.5 * cols, 4.5 * rows), squeeze=False)
     for ax, panel in zip(axes.flat, panels):
         for s in panel["series"]:
-            ax.plot(s["bytes"], s["busbw_GBps"], marker="o", markersize=3,
-                    linewidth=2.2 if s.get("baseline") else 1.4,
-                    linestyle="--" if s.get("baseline") else "-", label=s["name"])
+            values = s.get("values", s.get("busbw_GBps"))  # busbw_GBps: series written before --metric
+            label = s["name"] + (" (slowest group)" if s.get("slowest") else "") + (" (inert)" if s.get("inert") else "")
+            style = ":" if s.get("inert") else "--" if s.get("baseline") else "-"
+            line, = ax.plot(s["bytes"], values, marker="v" if s.get("slowest") else "o",
+                            markersize=5 if s.get("slowest") else 3,
+                            linewidth=2.6 if s.get("slowest") else 2.2 if s.get("baseline") else 1.4,
+                            linestyle=style, label=label)
+            if s.get("lo") and s.get("hi"):
+                ax.fill_between(s["bytes"], s["lo"], s["hi"], color=line.get_color(), alpha=0.15, linewidth=0)
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: size_label(int(round(v)))))
         ax.set_xlabel("message size (bytes per rank)")
-        ax.set_ylabel("busbw (GB/s)")
+        ax.set_ylabel(doc.get("ylabel", "busbw (GB/s)"))
         ax.set_title(panel.get("title", ""))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="small")

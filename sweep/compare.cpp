@@ -1,8 +1,10 @@
 #include "sweep/compare.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -10,13 +12,61 @@
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "core/tunables.hpp"
 #include "core/units.hpp"
 
 namespace railkit::sweep {
 using nlohmann::json;
 
+Metric parse_metric(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kMetrics); ++i)
+    if (kMetrics[i] == name) return static_cast<Metric>(i);
+  throw UsageError("--metric " + std::string(name) + ": expected busbw, algbw, time, p50 or p99");
+}
+
+std::string_view metric_name(Metric m) noexcept { return kMetrics[static_cast<std::size_t>(m)]; }
+
+std::string_view metric_title(Metric m) noexcept {
+  switch (m) {
+    case Metric::Busbw: return "busbw (GB/s)";
+    case Metric::Algbw: return "algbw (GB/s)";
+    case Metric::Time: return "time (us)";
+    case Metric::P50: return "p50 time of one iteration (us)";
+    case Metric::P99: return "p99 time of one iteration (us)";
+  }
+  return "";
+}
+
+std::string_view metric_column(Metric m) noexcept {
+  switch (m) {
+    case Metric::Busbw: return "busbw_GBps";
+    case Metric::Algbw: return "algbw_GBps";
+    case Metric::Time: return "time_us";
+    case Metric::P50: return "p50_us";
+    case Metric::P99: return "p99_us";
+  }
+  return "";
+}
+
+bool higher_is_better(Metric m) noexcept { return m == Metric::Busbw || m == Metric::Algbw; }
+
+double metric_value(const ResultRecord& r, Metric m) noexcept {
+  switch (m) {
+    case Metric::Busbw: return r.busbw_GBps;
+    case Metric::Algbw: return r.algbw_GBps;
+    case Metric::Time: return r.time_us.avg;
+    case Metric::P50: return r.time_us.p50;
+    case Metric::P99: return r.time_us.p99;
+  }
+  return 0;
+}
+
 std::string CompareTable::title() const {
   return fmt::format("{} {} {}, {}", op, dtype, redop, in_place ? "in-place" : "out-of-place");
+}
+
+std::size_t Comparison::with_results() const {
+  return static_cast<std::size_t>(std::count(has_results.begin(), has_results.end(), true));
 }
 
 std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
@@ -31,7 +81,47 @@ std::optional<double> geomean(const std::vector<double>& values) {
   return std::exp(log_sum / static_cast<double>(values.size()));
 }
 
+std::optional<std::size_t> find_config(const std::vector<std::string>& names, const std::string& ref) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == ref) return i;
+  std::string_view digits = ref;
+  if (digits.size() >= 2 && digits.front() == '[' && digits.back() == ']') digits = digits.substr(1, digits.size() - 2);
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+    return std::nullopt;
+  const auto n = to_int(std::string(digits));
+  if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > names.size()) return std::nullopt;
+  return static_cast<std::size_t>(*n - 1);
+}
+
+std::string numbered(const std::vector<std::string>& names) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i) s += fmt::format("{}[{}] {}", i ? ", " : "", i + 1, names[i]);
+  return s;
+}
+
 namespace {
+
+/// Natural order of group names: "rail2" before "rail10".
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      std::size_t ie = i, je = j;
+      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
+      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
+      const std::string na = a.substr(i, ie - i), nb = b.substr(j, je - j);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ie;
+      j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
 
 /// Sets c.baseline (the named configuration, or the first with results) and its name.
 void choose_baseline(Comparison& c, const std::string& baseline) {
@@ -45,37 +135,41 @@ void choose_baseline(Comparison& c, const std::string& baseline) {
     c.baseline_name = c.inputs[*c.baseline].name;
     return;
   }
-  for (size_t i = 0; i < n; ++i)
-    if (c.inputs[i].name == baseline) {
-      c.baseline_name = baseline;
-      if (c.has_results[i]) c.baseline = i;
-      return;
-    }
   std::vector<std::string> names;
   for (const auto& in : c.inputs) names.push_back(in.name);
-  throw UsageError("--baseline " + baseline + ": no such configuration (have: " + join(names, ", ") + ")");
+  if (const auto i = find_config(names, baseline)) {
+    c.baseline_name = names[*i];
+    if (c.has_results[*i]) c.baseline = *i;
+    return;
+  }
+  throw UsageError("--baseline " + baseline + ": no such configuration (have: " + numbered(names) + ")");
 }
 
+using TableKey = std::tuple<std::string, std::string, std::string, bool>;
+using RowKey = std::pair<std::uint64_t, std::string>;  // bytes, group
+
 /// One table per (op, dtype, redop, placement) in order of first appearance, out-of-place before
-/// in-place for the same collective as the bench prints them; a row per size with every
-/// configuration's mean busbw and the best one.
+/// in-place for the same collective as the bench prints them; a row per size and group with
+/// every configuration's per-round values (the mean over cycles) and their median.
 std::vector<CompareTable> build_tables(const Comparison& c) {
   const size_t n = c.inputs.size();
-  using Key = std::tuple<std::string, std::string, std::string, bool>;
-  std::vector<Key> keys;
-  std::map<std::pair<size_t, std::uint64_t>, std::vector<std::pair<double, int>>> sums;  // (table, bytes) -> per config
+  std::vector<TableKey> keys;
+  // (table, row) -> per configuration -> round -> (sum, count)
+  std::map<std::pair<size_t, RowKey>, std::vector<std::map<int, std::pair<double, int>>>> sums;
   for (size_t i = 0; i < n; ++i) {
     if (!c.has_results[i]) continue;
-    for (const auto& r : c.inputs[i].doc->results) {
-      const Key k{r.op, r.dtype, r.redop, r.in_place};
-      auto it = std::find(keys.begin(), keys.end(), k);
-      const size_t t = static_cast<size_t>(it - keys.begin());
-      if (it == keys.end()) keys.push_back(k);
-      auto& cell = sums[{t, r.bytes}];
-      cell.resize(n, {0.0, 0});
-      cell[i].first += r.busbw_GBps;
-      cell[i].second += 1;
-    }
+    for (const auto& rd : c.inputs[i].rounds)
+      for (const auto& r : rd.doc.results) {
+        const TableKey k{r.op, r.dtype, r.redop, r.in_place};
+        auto it = std::find(keys.begin(), keys.end(), k);
+        const size_t t = static_cast<size_t>(it - keys.begin());
+        if (it == keys.end()) keys.push_back(k);
+        auto& cell = sums[{t, {r.bytes, r.group.value_or("")}}];
+        cell.resize(n);
+        auto& acc = cell[i][rd.round];
+        acc.first += metric_value(r, c.metric);
+        acc.second += 1;
+      }
   }
   const auto first_of_coll = [&](size_t t) {
     for (size_t u = 0; u < keys.size(); ++u)
@@ -93,44 +187,186 @@ std::vector<CompareTable> build_tables(const Comparison& c) {
   for (size_t t : order) {
     CompareTable tab;
     std::tie(tab.op, tab.dtype, tab.redop, tab.in_place) = keys[t];
-    for (auto it = sums.lower_bound({t, 0}); it != sums.end() && it->first.first == t; ++it) {
+    for (const auto& [key, per] : sums) {
+      if (key.first != t) continue;
       CompareRow row;
-      row.bytes = it->first.second;
-      row.busbw_GBps.resize(n);
-      for (size_t i = 0; i < n; ++i)
-        if (it->second[i].second > 0) row.busbw_GBps[i] = it->second[i].first / it->second[i].second;
-      for (size_t i = 0; i < n; ++i)
-        if (row.busbw_GBps[i] && *row.busbw_GBps[i] > 0 && (!row.winner || *row.busbw_GBps[i] > *row.busbw_GBps[*row.winner]))
-          row.winner = i;
+      row.bytes = key.second.first;
+      row.group = key.second.second;
+      row.cells.resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        if (i >= per.size() || per[i].empty()) continue;
+        std::vector<double> vals;
+        for (const auto& [round, acc] : per[i]) {
+          row.cells[i].rounds.emplace_back(round, acc.first / acc.second);
+          vals.push_back(acc.first / acc.second);
+        }
+        row.cells[i].value = median(vals);
+      }
       tab.rows.push_back(std::move(row));
     }
+    std::stable_sort(tab.rows.begin(), tab.rows.end(), [](const CompareRow& a, const CompareRow& b) {
+      if (a.bytes != b.bytes) return a.bytes < b.bytes;
+      return natural_less(a.group, b.group);
+    });
     tables.push_back(std::move(tab));
   }
   return tables;
 }
 
-/// Runs of consecutive sizes of a table with the same best configuration, with its ratio over
-/// the baseline there.
+/// The values of rounds both cells measured (positive), in round order.
+std::pair<std::vector<double>, std::vector<double>> paired(const CompareCell& base, const CompareCell& other) {
+  std::pair<std::vector<double>, std::vector<double>> out;
+  for (const auto& [round, b] : base.rounds)
+    for (const auto& [r2, v] : other.rounds)
+      if (r2 == round && b > 0 && v > 0) {
+        out.first.push_back(b);
+        out.second.push_back(v);
+      }
+  return out;
+}
+
+/// The settings a configuration is compared by: its sweep environment, else its first document's run.env.
+std::map<std::string, std::string> settings_of(const CompareInput& in) {
+  if (in.env) return *in.env;
+  if (!in.rounds.empty()) return in.rounds.front().doc.run.env;
+  return {};
+}
+
+/// Per configuration, the knobs that cannot reach its backend (recorded by its sweep, or by which
+/// its settings differ from the baseline's), and whether it differs from the baseline by such
+/// knobs only.
+void find_inert(Comparison& c) {
+  const size_t n = c.inputs.size();
+  c.inert_knobs.assign(n, {});
+  c.inert.assign(n, false);
+  const auto base_env = c.baseline ? settings_of(c.inputs[*c.baseline]) : std::map<std::string, std::string>{};
+  for (size_t i = 0; i < n; ++i) {
+    const CompareInput& in = c.inputs[i];
+    std::vector<std::string> knobs = in.inert;
+    if (!c.has_results[i]) {
+      c.inert_knobs[i] = knobs;
+      continue;
+    }
+    const std::string backend = in.rounds.front().doc.run.backend;
+    std::vector<std::string> diff;
+    if (c.baseline && i != *c.baseline) {
+      const auto env = settings_of(in);
+      for (const auto& [k, v] : env)
+        if (auto it = base_env.find(k); it == base_env.end() || it->second != v) diff.push_back(k);
+      for (const auto& [k, v] : base_env)
+        if (!env.count(k)) diff.push_back(k);
+    }
+    const auto from_diff = inert_knobs(diff, RunTarget{backend, false});
+    for (const auto& k : from_diff)
+      if (std::find(knobs.begin(), knobs.end(), k) == knobs.end()) knobs.push_back(k);
+    c.inert[i] = !diff.empty() && from_diff.size() == std::set<std::string>(diff.begin(), diff.end()).size();
+    c.inert_knobs[i] = std::move(knobs);
+  }
+}
+
+/// Ratios and intervals of every cell against the baseline's (paired by round within a series),
+/// the Bonferroni family, the verdict of each row and the slowest group of each size.
+void judge(Comparison& c) {
+  const size_t n = c.inputs.size();
+  if (!c.baseline || c.with_results() < 2) return;
+  const size_t b = *c.baseline;
+  const auto pairs_with_baseline = [&](size_t i) {
+    return i != b && c.has_results[i] && !c.inputs[i].series.empty() && c.inputs[i].series == c.inputs[b].series;
+  };
+  c.intervals = 0;
+  for (const auto& tab : c.tables)
+    for (const auto& row : tab.rows)
+      for (size_t i = 0; i < n; ++i)
+        if (pairs_with_baseline(i) && paired(row.cells[b], row.cells[i]).first.size() >= 2) ++c.intervals;
+  c.confidence = bonferroni_confidence(0.95, c.intervals);
+  const bool higher = higher_is_better(c.metric);
+  for (auto& tab : c.tables)
+    for (auto& row : tab.rows) {
+      const CompareCell& base = row.cells[b];
+      bool any_other = false, any_candidate = false, any_interval = false, all_worse = true;
+      for (size_t i = 0; i < n; ++i) {
+        if (i == b || !row.cells[i].value) continue;
+        CompareCell& cell = row.cells[i];
+        any_other = true;
+        if (pairs_with_baseline(i)) {
+          const auto [bv, v] = paired(base, cell);
+          if (!bv.empty()) {
+            const PairedRatio pr = paired_ratio(bv, v, c.confidence);
+            cell.ratio = pr.ratio;
+            if (pr.n >= 2) cell.interval = pr;
+          }
+        }
+        if (!cell.ratio) cell.ratio = ratio(cell.value, base.value);
+        if (c.inert[i]) continue;
+        any_candidate = true;
+        if (!cell.interval) continue;
+        any_interval = true;
+        const bool clears = higher ? cell.interval->lo > 1.0 : cell.interval->hi < 1.0;
+        const bool worse = higher ? cell.interval->hi < 1.0 : cell.interval->lo > 1.0;
+        all_worse = all_worse && worse;
+        if (!clears) continue;
+        if (!row.winner || (higher ? cell.interval->ratio > *row.cells[*row.winner].ratio
+                                   : cell.interval->ratio < *row.cells[*row.winner].ratio))
+          row.winner = i;
+      }
+      if (row.winner) row.verdict = RowVerdict::Winner;
+      else if (any_interval && all_worse) row.verdict = RowVerdict::BaselineBetter;
+      else if (any_interval) row.verdict = RowVerdict::NoSignificantDifference;
+      else if (any_candidate) row.verdict = RowVerdict::NoInterval;
+      else if (any_other) row.verdict = RowVerdict::Inert;
+    }
+}
+
+/// Marks, per table, size and configuration, the slowest of two or more --split groups.
+void mark_slowest_groups(Comparison& c) {
+  const bool higher = higher_is_better(c.metric);
+  for (auto& tab : c.tables)
+    for (size_t r = 0; r < tab.rows.size();) {
+      size_t e = r;
+      while (e < tab.rows.size() && tab.rows[e].bytes == tab.rows[r].bytes) ++e;
+      if (e - r >= 2)
+        for (size_t i = 0; i < c.inputs.size(); ++i) {
+          std::optional<size_t> worst;
+          int groups = 0;
+          for (size_t k = r; k < e; ++k) {
+            const auto& v = tab.rows[k].cells[i].value;
+            if (!v || tab.rows[k].group.empty()) continue;
+            ++groups;
+            const auto& w = worst ? tab.rows[*worst].cells[i].value : std::optional<double>{};
+            if (!worst || (higher ? *v < *w : *v > *w)) worst = k;
+          }
+          if (worst && groups >= 2) tab.rows[*worst].cells[i].slowest_group = true;
+        }
+      r = e;
+    }
+}
+
+/// Runs of consecutive sizes of a table and group with the same verdict (and winner), with the
+/// winner's ratio over the baseline there.
 std::vector<WinnerRange> winner_ranges(const Comparison& c) {
   std::vector<WinnerRange> out;
   for (size_t t = 0; t < c.tables.size(); ++t) {
     const auto& rows = c.tables[t].rows;
-    for (size_t r = 0; r < rows.size();) {
-      if (!rows[r].winner) {
-        ++r;
-        continue;
+    std::vector<std::string> groups;
+    for (const auto& row : rows)
+      if (std::find(groups.begin(), groups.end(), row.group) == groups.end()) groups.push_back(row.group);
+    std::sort(groups.begin(), groups.end(), natural_less);
+    for (const auto& g : groups) {
+      std::vector<const CompareRow*> mine;
+      for (const auto& row : rows)
+        if (row.group == g && row.verdict != RowVerdict::None) mine.push_back(&row);
+      for (size_t r = 0; r < mine.size();) {
+        WinnerRange w{t, g, mine[r]->bytes, mine[r]->bytes, mine[r]->verdict, mine[r]->winner, std::nullopt};
+        std::vector<double> rs;
+        size_t e = r;
+        for (; e < mine.size() && mine[e]->verdict == w.verdict && mine[e]->winner == w.config; ++e) {
+          w.to_bytes = mine[e]->bytes;
+          if (w.config && mine[e]->cells[*w.config].ratio) rs.push_back(*mine[e]->cells[*w.config].ratio);
+        }
+        w.ratio = geomean(rs);
+        out.push_back(w);
+        r = e;
       }
-      WinnerRange w{t, rows[r].bytes, rows[r].bytes, *rows[r].winner, std::nullopt};
-      std::vector<double> rs;
-      size_t e = r;
-      for (; e < rows.size() && rows[e].winner == rows[r].winner; ++e) {
-        w.to_bytes = rows[e].bytes;
-        if (c.baseline)
-          if (auto q = ratio(rows[e].busbw_GBps[w.config], rows[e].busbw_GBps[*c.baseline])) rs.push_back(*q);
-      }
-      w.ratio = geomean(rs);
-      out.push_back(w);
-      r = e;
     }
   }
   return out;
@@ -138,29 +374,49 @@ std::vector<WinnerRange> winner_ranges(const Comparison& c) {
 
 }  // namespace
 
-Comparison compare(std::vector<CompareInput> inputs, const std::string& baseline) {
+Comparison compare(std::vector<CompareInput> inputs, const CompareOptions& options) {
   Comparison c;
   c.inputs = std::move(inputs);
+  c.metric = options.metric;
+  c.notes = options.notes;
   const size_t n = c.inputs.size();
-  for (const auto& in : c.inputs) c.has_results.push_back(in.doc.has_value() && !in.doc->results.empty());
+  for (auto& in : c.inputs) {
+    if (in.rounds.empty() && in.doc) in.rounds.push_back(RoundDoc{1, *in.doc});
+    std::erase_if(in.rounds, [](const RoundDoc& rd) { return rd.doc.results.empty(); });
+    c.has_results.push_back(!in.rounds.empty());
+    c.max_rounds = std::max(c.max_rounds, static_cast<int>(in.rounds.size()));
+  }
   if (std::none_of(c.has_results.begin(), c.has_results.end(), [](bool b) { return b; }))
     throw UsageError("nothing to compare: no configuration has results");
-  choose_baseline(c, baseline);
+  choose_baseline(c, options.baseline);
   c.tables = build_tables(c);
+  c.grouped = std::any_of(c.tables.begin(), c.tables.end(), [](const CompareTable& t) {
+    return std::any_of(t.rows.begin(), t.rows.end(), [](const CompareRow& r) { return !r.group.empty(); });
+  });
+  find_inert(c);
+  judge(c);
+  mark_slowest_groups(c);
   c.geomean_ratio.assign(n, std::nullopt);
   c.geomean_sizes.assign(n, 0);
-  if (c.baseline) {
+  if (c.baseline && c.with_results() >= 2) {
     for (size_t i = 0; i < n; ++i) {
       std::vector<double> rs;
       for (const auto& tab : c.tables)
         for (const auto& row : tab.rows)
-          if (auto q = ratio(row.busbw_GBps[i], row.busbw_GBps[*c.baseline])) rs.push_back(*q);
+          if (i == *c.baseline ? row.cells[i].value.has_value() : row.cells[i].ratio.has_value())
+            rs.push_back(i == *c.baseline ? 1.0 : *row.cells[i].ratio);
       c.geomean_ratio[i] = geomean(rs);
       c.geomean_sizes[i] = static_cast<int>(rs.size());
     }
+    c.winners = winner_ranges(c);
   }
-  c.winners = winner_ranges(c);
   return c;
+}
+
+Comparison compare(std::vector<CompareInput> inputs, const std::string& baseline) {
+  CompareOptions o;
+  o.baseline = baseline;
+  return compare(std::move(inputs), o);
 }
 
 namespace {
@@ -171,16 +427,66 @@ std::string num(std::optional<double> v, int decimals = 3) {
   return v ? fmt::format("{:.{}f}", *v, decimals) : std::string("-");
 }
 
+/// A cell's value right-aligned in 9 columns, then '*' when it is the slowest group at that size.
+std::string value_cell(const CompareCell& cell) {
+  return fmt::format(" {:>9}{}", num(cell.value), cell.slowest_group ? "*" : " ");
+}
+
+/// The text without the spaces that end its lines.
+std::string trim_line_ends(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t nl = text.find('\n', start);
+    const bool has_nl = nl != std::string::npos;
+    if (!has_nl) nl = text.size();
+    std::size_t end = nl;
+    while (end > start && text[end - 1] == ' ') --end;
+    out.append(text, start, end - start);
+    if (has_nl) out += '\n';
+    start = nl + 1;
+  }
+  return out;
+}
+
+/// A ratio with its interval when it has one: "1.203 [1.051, 1.377]".
+std::string ratio_text(const CompareCell& cell) {
+  if (!cell.ratio) return "-";
+  if (!cell.interval) return num(cell.ratio);
+  return fmt::format("{:.3f} [{:.3g}, {:.3g}]", *cell.ratio, cell.interval->lo, cell.interval->hi);
+}
+
+std::string verdict_text(const CompareRow& row) {
+  switch (row.verdict) {
+    case RowVerdict::Winner: return tag(*row.winner);
+    case RowVerdict::NoSignificantDifference: return "no significant difference";
+    case RowVerdict::BaselineBetter: return "baseline better";
+    case RowVerdict::NoInterval: return "no interval";
+    case RowVerdict::Inert: return "inert";
+    case RowVerdict::None: return "-";
+  }
+  return "-";
+}
+
 std::string range_text(const WinnerRange& w) {
-  return w.from_bytes == w.to_bytes ? format_bytes(w.from_bytes)
-                                    : format_bytes(w.from_bytes) + " .. " + format_bytes(w.to_bytes);
+  std::string s = w.from_bytes == w.to_bytes ? format_bytes(w.from_bytes)
+                                             : format_bytes(w.from_bytes) + " .. " + format_bytes(w.to_bytes);
+  return w.group.empty() ? s : w.group + " " + s;
 }
 
 std::string status_text(const CompareInput& in, bool has_results) {
   std::string s = in.status;
+  if (in.rounds.size() > 1) s += fmt::format(", {} rounds", in.rounds.size());
   if (!in.note.empty()) s += ": " + in.note;
   if (in.status == "ok" && !has_results && in.note.empty()) s += " (no results)";
   return s;
+}
+
+std::string inert_text(const Comparison& c, size_t i) {
+  if (c.inert_knobs[i].empty() || !c.has_results[i]) return "";
+  return fmt::format("inert: {} cannot reach the {} backend", join(c.inert_knobs[i], ", "),
+                     c.inputs[i].rounds.front().doc.run.backend);
 }
 
 std::string csv_field(const std::string& s) {
@@ -200,112 +506,193 @@ std::string md_cell(const std::string& s) {
   return o;
 }
 
+bool compared(const Comparison& c) { return c.baseline.has_value() && c.with_results() >= 2; }
+
+/// How to read the ratios, once above the tables.
+std::string ratio_legend(const Comparison& c) {
+  const std::string btag = tag(*c.baseline);
+  const std::string better = higher_is_better(c.metric) ? "above" : "below";
+  if (c.intervals == 0)
+    return fmt::format("[k]/{}: ratio to the baseline; no interval (each configuration has one round, or its documents "
+                       "are not rounds of one sweep): no winner can be named",
+                       btag);
+  return fmt::format("[k]/{}: ratio to the baseline, the geometric mean of the per-round ratios, with its Student-t "
+                     "interval [lo, hi]; the {} intervals hold together at 95% (each at {:.2f}%); a winner's interval "
+                     "lies {} 1",
+                     btag, c.intervals, 100 * c.confidence, better);
+}
+
 std::string render_table(const Comparison& c) {
   std::ostringstream o;
   const size_t n = c.inputs.size();
+  const bool cmp = compared(c);
   const std::string btag = c.baseline ? tag(*c.baseline) : std::string("-");
-  o << "configurations (baseline " << (c.baseline ? btag + " " : std::string()) << c.baseline_name
-    << (c.baseline ? "" : ", which has no results: no ratios") << "):\n";
+  if (cmp || !c.baseline) {
+    o << "configurations (baseline " << (c.baseline ? btag + " " : std::string()) << c.baseline_name
+      << (c.baseline ? "" : ", which has no results: no ratios") << "):\n";
+  } else {
+    o << "configurations:\n";
+  }
   size_t wname = 0;
   for (const auto& in : c.inputs) wname = std::max(wname, in.name.size());
   for (size_t i = 0; i < n; ++i) {
     o << fmt::format("  {:>4} {:<{}}  {}", tag(i), c.inputs[i].name, wname, status_text(c.inputs[i], c.has_results[i]));
+    if (const std::string x = inert_text(c, i); !x.empty()) o << "; " << x;
     if (!c.inputs[i].source.empty()) o << "  " << c.inputs[i].source;
     o << "\n";
   }
+  for (const auto& note : c.notes) o << "note: " << note << "\n";
+  if (cmp) o << ratio_legend(c) << "\n";
+  if (c.grouped) o << "*: the slowest --split group of that configuration at that size\n";
   std::vector<size_t> cols;
   for (size_t i = 0; i < n; ++i)
     if (c.has_results[i]) cols.push_back(i);
+  size_t wratio = 9;
+  for (const auto& tab : c.tables)
+    for (const auto& row : tab.rows)
+      for (size_t i : cols) wratio = std::max(wratio, ratio_text(row.cells[i]).size());
+  size_t wgroup = 5;
+  for (const auto& tab : c.tables)
+    for (const auto& row : tab.rows) wgroup = std::max(wgroup, row.group.size());
   for (const auto& tab : c.tables) {
-    o << "\n# " << tab.title() << ": busbw (GB/s)";
-    if (c.baseline) o << ", ratio to " << btag;
+    o << "\n# " << tab.title() << ": " << metric_title(c.metric);
+    if (c.max_rounds > 1) o << ", median of the rounds";
+    if (cmp) o << ", ratio to " << btag;
     o << "\n" << fmt::format("{:>10}", "size");
-    for (size_t i : cols) o << fmt::format(" {:>9}", tag(i));
-    if (c.baseline)
+    if (c.grouped) o << fmt::format("  {:<{}}", "group", wgroup);
+    for (size_t i : cols) o << fmt::format(" {:>9} ", tag(i));
+    if (cmp) {
       for (size_t i : cols)
-        if (i != *c.baseline) o << fmt::format(" {:>9}", tag(i) + "/" + btag);
-    o << fmt::format(" {:>5}\n", "best");
+        if (i != *c.baseline) o << fmt::format(" {:>{}}", tag(i) + "/" + btag, wratio);
+      o << "  verdict";
+    }
+    o << "\n";
     for (const auto& row : tab.rows) {
       o << fmt::format("{:>10}", format_bytes(row.bytes));
-      for (size_t i : cols) o << fmt::format(" {:>9}", num(row.busbw_GBps[i]));
-      if (c.baseline)
+      if (c.grouped) o << fmt::format("  {:<{}}", row.group, wgroup);
+      for (size_t i : cols) o << value_cell(row.cells[i]);
+      if (cmp) {
         for (size_t i : cols)
-          if (i != *c.baseline) o << fmt::format(" {:>9}", num(ratio(row.busbw_GBps[i], row.busbw_GBps[*c.baseline])));
-      o << fmt::format(" {:>5}\n", row.winner ? tag(*row.winner) : "-");
+          if (i != *c.baseline) o << fmt::format(" {:>{}}", ratio_text(row.cells[i]), wratio);
+        o << "  " << verdict_text(row);
+      }
+      o << "\n";
     }
   }
-  if (c.baseline) {
-    o << "\ngeometric mean of busbw / " << btag << " over the sizes both ran:\n";
-    for (size_t i : cols)
-      o << fmt::format("  {:>4} {:<{}}  {:>7}  ({} sizes){}\n", tag(i), c.inputs[i].name, wname, num(c.geomean_ratio[i]),
-                       c.geomean_sizes[i], i == *c.baseline ? ", baseline" : "");
-  }
+  if (!cmp) return trim_line_ends(o.str());
+  o << "\ngeometric mean of " << metric_name(c.metric) << " / " << btag << " over the sizes both ran:\n";
+  for (size_t i : cols)
+    o << fmt::format("  {:>4} {:<{}}  {:>7}  ({} sizes){}{}\n", tag(i), c.inputs[i].name, wname, num(c.geomean_ratio[i]),
+                     c.geomean_sizes[i], i == *c.baseline ? ", baseline" : "", c.inert[i] ? ", inert" : "");
   o << "\nwinner per size range:\n";
   for (size_t t = 0; t < c.tables.size(); ++t) {
     o << "  " << c.tables[t].title() << ":\n";
     size_t wrange = 0;
     for (const auto& w : c.winners)
       if (w.table == t) wrange = std::max(wrange, range_text(w).size());
-    if (wrange == 0) o << "    none (no busbw above 0)\n";
+    if (wrange == 0) o << "    none (no size both the baseline and another configuration ran)\n";
     for (const auto& w : c.winners) {
       if (w.table != t) continue;
-      o << fmt::format("    {:<{}}  {:>4} {}", range_text(w), wrange, tag(w.config), c.inputs[w.config].name);
-      if (w.ratio && c.baseline && w.config != *c.baseline) o << fmt::format("  (x{:.3f} over the baseline)", *w.ratio);
+      o << fmt::format("    {:<{}}  ", range_text(w), wrange);
+      if (w.verdict == RowVerdict::Winner) {
+        o << fmt::format("{:>4} {}", tag(*w.config), c.inputs[*w.config].name);
+        if (w.ratio) o << fmt::format("  (x{:.3f} over the baseline, every interval clear of 1)", *w.ratio);
+      } else if (w.verdict == RowVerdict::NoSignificantDifference) {
+        o << "no significant difference (the baseline " << btag << " stands)";
+      } else if (w.verdict == RowVerdict::BaselineBetter) {
+        o << "the baseline " << btag << " (every other configuration is significantly worse)";
+      } else if (w.verdict == RowVerdict::NoInterval) {
+        o << "no interval: no winner can be named (run --rounds 2 or more)";
+      } else {
+        o << "inert: the other configurations only change knobs that cannot reach the backend";
+      }
       o << "\n";
     }
   }
-  return o.str();
+  return trim_line_ends(o.str());
 }
 
 std::string render_markdown(const Comparison& c) {
   std::ostringstream o;
   const size_t n = c.inputs.size();
+  const bool cmp = compared(c);
   const std::string btag = c.baseline ? tag(*c.baseline) : std::string("-");
-  o << "## Configurations\n\nBaseline: " << btag << " `" << c.baseline_name << "`"
-    << (c.baseline ? "" : " (no results: no ratios)") << "\n\n";
+  o << "## Configurations\n\n";
+  if (cmp || !c.baseline)
+    o << "Baseline: " << btag << " `" << c.baseline_name << "`" << (c.baseline ? "" : " (no results: no ratios)") << "\n\n";
   o << "| # | configuration | status | source |\n|---|---|---|---|\n";
-  for (size_t i = 0; i < n; ++i)
-    o << "| " << tag(i) << " | `" << md_cell(c.inputs[i].name) << "` | " << md_cell(status_text(c.inputs[i], c.has_results[i]))
-      << " | " << md_cell(c.inputs[i].source) << " |\n";
+  for (size_t i = 0; i < n; ++i) {
+    std::string st = status_text(c.inputs[i], c.has_results[i]);
+    if (const std::string x = inert_text(c, i); !x.empty()) st += "; " + x;
+    o << "| " << tag(i) << " | `" << md_cell(c.inputs[i].name) << "` | " << md_cell(st) << " | "
+      << md_cell(c.inputs[i].source) << " |\n";
+  }
+  if (!c.notes.empty() || cmp || c.grouped) o << "\n";
+  for (const auto& note : c.notes) o << "- " << md_cell(note) << "\n";
+  if (cmp) o << "- " << md_cell(ratio_legend(c)) << "\n";
+  if (c.grouped) o << "- \\*: the slowest --split group of that configuration at that size\n";
   std::vector<size_t> cols;
   for (size_t i = 0; i < n; ++i)
     if (c.has_results[i]) cols.push_back(i);
   for (const auto& tab : c.tables) {
-    o << "\n### " << tab.title() << "\n\nbusbw in GB/s";
-    if (c.baseline) o << "; ratio to " << btag;
+    o << "\n### " << tab.title() << "\n\n" << metric_title(c.metric);
+    if (c.max_rounds > 1) o << ", median of the rounds";
+    if (cmp) o << "; ratio to " << btag;
     o << "\n\n| size |";
     std::string align = "|---:|";
+    if (c.grouped) {
+      o << " group |";
+      align += "---|";
+    }
     for (size_t i : cols) {
       o << " " << tag(i) << " |";
       align += "---:|";
     }
-    if (c.baseline)
+    if (cmp) {
       for (size_t i : cols)
         if (i != *c.baseline) {
           o << " " << tag(i) << "/" << btag << " |";
           align += "---:|";
         }
-    o << " best |\n" << align << "---|\n";
+      o << " verdict |";
+      align += "---|";
+    }
+    o << "\n" << align << "\n";
     for (const auto& row : tab.rows) {
       o << "| " << format_bytes(row.bytes) << " |";
-      for (size_t i : cols) o << " " << num(row.busbw_GBps[i]) << " |";
-      if (c.baseline)
+      if (c.grouped) o << " " << md_cell(row.group) << " |";
+      for (size_t i : cols) {
+        o << " " << num(row.cells[i].value) << (row.cells[i].slowest_group ? "\\*" : "") << " |";
+      }
+      if (cmp) {
         for (size_t i : cols)
-          if (i != *c.baseline) o << " " << num(ratio(row.busbw_GBps[i], row.busbw_GBps[*c.baseline])) << " |";
-      o << " " << (row.winner ? tag(*row.winner) : "-") << " |\n";
+          if (i != *c.baseline) o << " " << ratio_text(row.cells[i]) << " |";
+        o << " " << verdict_text(row) << " |";
+      }
+      o << "\n";
     }
   }
-  if (c.baseline) {
-    o << "\n### Geometric mean of busbw / " << btag << "\n\n| # | configuration | ratio | sizes |\n|---|---|---:|---:|\n";
-    for (size_t i : cols)
-      o << "| " << tag(i) << " | `" << md_cell(c.inputs[i].name) << "` | " << num(c.geomean_ratio[i]) << " | "
-        << c.geomean_sizes[i] << " |\n";
-  }
+  if (!cmp) return o.str();
+  o << "\n### Geometric mean of " << metric_name(c.metric) << " / " << btag
+    << "\n\n| # | configuration | ratio | sizes |\n|---|---|---:|---:|\n";
+  for (size_t i : cols)
+    o << "| " << tag(i) << " | `" << md_cell(c.inputs[i].name) << "` | " << num(c.geomean_ratio[i]) << " | "
+      << c.geomean_sizes[i] << " |\n";
   o << "\n### Winner per size range\n\n";
   for (const auto& w : c.winners) {
-    o << "- " << c.tables[w.table].title() << ", " << range_text(w) << ": " << tag(w.config) << " `"
-      << md_cell(c.inputs[w.config].name) << "`";
-    if (w.ratio && c.baseline && w.config != *c.baseline) o << fmt::format(" (x{:.3f})", *w.ratio);
+    o << "- " << c.tables[w.table].title() << ", " << range_text(w) << ": ";
+    if (w.verdict == RowVerdict::Winner) {
+      o << tag(*w.config) << " `" << md_cell(c.inputs[*w.config].name) << "`";
+      if (w.ratio) o << fmt::format(" (x{:.3f})", *w.ratio);
+    } else if (w.verdict == RowVerdict::NoSignificantDifference) {
+      o << "no significant difference";
+    } else if (w.verdict == RowVerdict::BaselineBetter) {
+      o << "the baseline (every other configuration is significantly worse)";
+    } else if (w.verdict == RowVerdict::NoInterval) {
+      o << "no interval";
+    } else {
+      o << "inert";
+    }
     o << "\n";
   }
   return o.str();
@@ -313,16 +700,25 @@ std::string render_markdown(const Comparison& c) {
 
 std::string render_csv(const Comparison& c) {
   std::ostringstream o;
-  o << "op,dtype,redop,placement,bytes,config,status,baseline,busbw_GBps,ratio_to_baseline,winner\n";
+  const bool cmp = compared(c);
+  o << "op,dtype,redop,placement,bytes,group,config,status,baseline," << metric_column(c.metric)
+    << ",ratio_to_baseline,ratio_lo,ratio_hi,rounds,winner,verdict,slowest_group,inert\n";
   for (const auto& tab : c.tables)
     for (const auto& row : tab.rows)
       for (size_t i = 0; i < c.inputs.size(); ++i) {
         if (!c.has_results[i]) continue;
-        const auto q = c.baseline ? ratio(row.busbw_GBps[i], row.busbw_GBps[*c.baseline]) : std::nullopt;
+        const CompareCell& cell = row.cells[i];
+        const bool is_base = c.baseline && i == *c.baseline;
+        std::string q;  // the ratio to the baseline
+        if (cmp && is_base && cell.value) q = "1";
+        else if (cmp && !is_base && cell.ratio) q = fmt::format("{:.6g}", *cell.ratio);
         o << tab.op << ',' << tab.dtype << ',' << tab.redop << ',' << (tab.in_place ? "in" : "out") << ',' << row.bytes
-          << ',' << csv_field(c.inputs[i].name) << ',' << c.inputs[i].status << ','
-          << (c.baseline && i == *c.baseline ? 1 : 0) << ',' << (row.busbw_GBps[i] ? fmt::format("{:.6g}", *row.busbw_GBps[i]) : "")
-          << ',' << (q ? fmt::format("{:.6g}", *q) : "") << ',' << (row.winner && *row.winner == i ? 1 : 0) << '\n';
+          << ',' << csv_field(row.group) << ',' << csv_field(c.inputs[i].name) << ',' << c.inputs[i].status << ','
+          << (is_base ? 1 : 0) << ',' << (cell.value ? fmt::format("{:.6g}", *cell.value) : "") << ',' << q << ','
+          << (cmp && cell.interval ? fmt::format("{:.6g}", cell.interval->lo) : "") << ','
+          << (cmp && cell.interval ? fmt::format("{:.6g}", cell.interval->hi) : "") << ',' << cell.rounds.size() << ','
+          << (row.winner && *row.winner == i ? 1 : 0) << ',' << (cmp ? csv_field(verdict_text(row)) : "") << ','
+          << (cell.slowest_group ? 1 : 0) << ',' << (c.inert[i] ? 1 : 0) << '\n';
       }
   return o.str();
 }
@@ -338,25 +734,62 @@ std::string render_comparison(const Comparison& c, std::string_view format) {
 
 json plot_series(const Comparison& c) {
   json panels = json::array();
+  const bool higher = higher_is_better(c.metric);
   for (const auto& tab : c.tables) {
+    std::vector<std::string> groups;
+    for (const auto& row : tab.rows)
+      if (std::find(groups.begin(), groups.end(), row.group) == groups.end()) groups.push_back(row.group);
+    std::sort(groups.begin(), groups.end(), natural_less);
     json series = json::array();
     for (size_t i = 0; i < c.inputs.size(); ++i) {
       if (!c.has_results[i]) continue;
-      json bytes = json::array(), bw = json::array();
+      // The slowest group of this configuration: the one slowest at the most sizes (then the lowest mean).
+      std::map<std::string, int> slow_count;
       for (const auto& row : tab.rows)
-        if (row.busbw_GBps[i]) {
+        if (row.cells[i].slowest_group) ++slow_count[row.group];
+      std::string slowest;
+      for (const auto& [g, k] : slow_count)
+        if (slowest.empty() || k > slow_count[slowest]) slowest = g;
+      for (const auto& g : groups) {
+        json bytes = json::array(), vals = json::array(), lo = json::array(), hi = json::array();
+        bool spread = false;
+        for (const auto& row : tab.rows) {
+          if (row.group != g || !row.cells[i].value) continue;
           bytes.push_back(row.bytes);
-          bw.push_back(*row.busbw_GBps[i]);
+          vals.push_back(*row.cells[i].value);
+          double mn = *row.cells[i].value, mx = mn;
+          for (const auto& [round, v] : row.cells[i].rounds) {
+            mn = std::min(mn, v);
+            mx = std::max(mx, v);
+          }
+          spread = spread || row.cells[i].rounds.size() > 1;
+          lo.push_back(mn);
+          hi.push_back(mx);
         }
-      if (bytes.empty()) continue;
-      series.push_back({{"name", tag(i) + " " + c.inputs[i].name},
-                        {"baseline", c.baseline && *c.baseline == i},
-                        {"bytes", bytes},
-                        {"busbw_GBps", bw}});
+        if (bytes.empty()) continue;
+        json s = {{"name", tag(i) + " " + c.inputs[i].name + (g.empty() ? "" : " " + g)},
+                  {"config", c.inputs[i].name},
+                  {"group", g},
+                  {"baseline", c.baseline && *c.baseline == i},
+                  {"slowest", !g.empty() && g == slowest},
+                  {"inert", c.inert[i]},
+                  {"bytes", bytes},
+                  {"values", vals}};
+        if (spread) {
+          s["lo"] = lo;
+          s["hi"] = hi;
+        }
+        series.push_back(std::move(s));
+      }
     }
     panels.push_back({{"title", tab.title()}, {"series", series}});
   }
-  return json{{"schema", "railkit.plot-series/1"}, {"baseline", c.baseline_name}, {"panels", panels}};
+  return json{{"schema", "railkit.plot-series/1"},
+              {"baseline", c.baseline_name},
+              {"metric", metric_name(c.metric)},
+              {"ylabel", metric_title(c.metric)},
+              {"higher_is_better", higher},
+              {"panels", panels}};
 }
 
 }  // namespace railkit::sweep

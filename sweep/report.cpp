@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <ostream>
 
@@ -12,44 +13,93 @@
 #include "core/error.hpp"
 #include "core/launch.hpp"
 #include "core/results.hpp"
+#include "core/strings.hpp"
 
 namespace railkit::sweep {
 namespace fs = std::filesystem;
 
 std::vector<CompareInput> sweep_inputs(const fs::path& dir, const SweepDocument& doc) {
   std::vector<CompareInput> out;
-  auto add = [&](const ConfigRecord& r) {
+  const std::string series = fs::absolute(dir).lexically_normal().string();
+  auto add = [&](const std::string& config, const std::map<std::string, std::string>& env) {
     CompareInput in;
-    in.name = r.name;
-    in.status = std::string(name(r.status));
-    in.note = r.error;
-    if (!r.results.empty()) {
-      in.source = (dir / r.results).string();
-      if (r.status == TrialStatus::Ok) {
-        try {
-          in.doc = load_results(in.source);
-        } catch (const Error& e) {
-          in.status = "unreadable";
-          in.note = e.what();
-        }
+    in.name = config;
+    in.series = series;
+    in.env = env;
+    const auto launches = doc.of(config);
+    if (launches.empty()) {
+      in.status = "not run";
+      out.push_back(std::move(in));
+      return;
+    }
+    std::vector<std::string> problems;
+    TrialStatus last = TrialStatus::Ok;
+    for (const LaunchRecord* l : launches) {
+      for (const auto& k : l->inert)
+        if (std::find(in.inert.begin(), in.inert.end(), k) == in.inert.end()) in.inert.push_back(k);
+      if (!l->run.results.empty() && in.source.empty()) in.source = (dir / l->run.results).string();
+      if (l->run.status != TrialStatus::Ok) {
+        last = l->run.status;
+        problems.push_back(fmt::format("round {} {}{}", l->round, name(l->run.status),
+                                       l->run.error.empty() ? "" : ": " + l->run.error));
+        continue;
       }
+      try {
+        in.rounds.push_back(RoundDoc{l->round, load_results((dir / l->run.results).string())});
+      } catch (const Error& e) {
+        problems.push_back(fmt::format("round {} unreadable: {}", l->round, e.what()));
+      }
+    }
+    if (!in.rounds.empty()) {
+      in.status = "ok";
+      in.doc = in.rounds.front().doc;
+      if (launches.size() > 1 || doc.rounds > 1) in.source.clear();  // one document per round: the sweep is the source
+    } else {
+      in.status = problems.size() == launches.size() && last != TrialStatus::Ok ? std::string(name(last)) : "unreadable";
+    }
+    int not_run = 0;
+    for (int r = 1; r <= doc.rounds; ++r)
+      if (!doc.find(config, r)) ++not_run;
+    if (not_run > 0) problems.push_back(fmt::format("{} of {} rounds not run", not_run, doc.rounds));
+    if (in.rounds.size() == 1 && launches.size() == 1 && doc.rounds == 1) {  // one launch: its error as it was
+      in.note = launches.front()->run.error;
+    } else {
+      in.note = join(problems, "; ");
     }
     out.push_back(std::move(in));
   };
-  for (const auto& p : doc.planned) {
-    if (const ConfigRecord* r = doc.find(p.name))
-      add(*r);
-    else
-      out.push_back(CompareInput{p.name, "not run", "", "", std::nullopt});
-  }
-  for (const auto& r : doc.configs) {
-    const bool planned = std::any_of(doc.planned.begin(), doc.planned.end(), [&](const BenchConfig& c) { return c.name == r.name; });
-    if (!planned) add(r);
+  for (const auto& p : doc.planned) add(p.name, p.env);
+  std::vector<std::string> extra;  // launches of configurations no longer planned
+  for (const auto& l : doc.launches) {
+    const bool planned = std::any_of(doc.planned.begin(), doc.planned.end(), [&](const BenchConfig& c) { return c.name == l.run.name; });
+    if (!planned && std::find(extra.begin(), extra.end(), l.run.name) == extra.end()) {
+      extra.push_back(l.run.name);
+      add(l.run.name, l.run.env);
+    }
   }
   return out;
 }
 
-std::vector<CompareInput> load_report_inputs(const std::vector<std::string>& inputs, std::string* sweep_baseline) {
+std::vector<std::string> sweep_notes(const SweepDocument& doc) {
+  std::vector<std::string> notes;
+  if (doc.rounds > 1)
+    notes.push_back(fmt::format("{} rounds: every configuration, the baseline included, once per round, in an order "
+                                "shuffled per round (seed {})",
+                                doc.rounds, doc.seed));
+  if (!doc.inert.empty()) {
+    std::vector<std::string> knobs;
+    for (const auto& k : doc.inert) knobs.push_back(k.name + (k.source.empty() ? "" : " (" + k.source + ")"));
+    notes.push_back(fmt::format("INERT: {} cannot reach the {} backend that ran{}: the differences they show are noise, "
+                                "and no configuration that only changes them is a winner",
+                                join(knobs, ", "), doc.inert_backend, doc.allow_inert ? " (--allow-inert)" : ""));
+  }
+  if (doc.topology.is_object() && !doc.topology.value("measured_node", true))
+    notes.push_back(doc.topology.value("note", std::string("the rails were not probed on the measured node")));
+  return notes;
+}
+
+std::vector<CompareInput> load_report_inputs(const std::vector<std::string>& inputs, std::string* sweep_baseline,
+                                             std::vector<std::string>* notes) {
   if (inputs.empty()) throw UsageError("report: give results documents or sweep directories");
   std::vector<CompareInput> all;
   std::vector<std::string> qualified;  // the name to use when the plain one collides
@@ -62,6 +112,8 @@ std::vector<CompareInput> load_report_inputs(const std::vector<std::string>& inp
       const SweepDocument doc = load_sweep(path);
       if (++sweeps == 1 && sweep_baseline) *sweep_baseline = doc.baseline;
       const std::string dir_name = fs::path(path).lexically_normal().filename().string();
+      if (notes)
+        for (auto& x : sweep_notes(doc)) notes->push_back(inputs.size() > 1 ? (dir_name.empty() ? path : dir_name) + ": " + x : x);
       for (auto& in : sweep_inputs(path, doc)) {
         qualified.push_back((dir_name.empty() ? path : dir_name) + ":" + in.name);
         all.push_back(std::move(in));
@@ -160,9 +212,12 @@ int run_report(const ReportOptions& o, char* const* envp, std::ostream& out) {
     check_writable(o.plot, "--plot");
     tool = find_plot_tool(o);
   }
+  CompareOptions co;
+  co.metric = parse_metric(o.metric);
   std::string sweep_baseline;
-  auto inputs = load_report_inputs(o.inputs, &sweep_baseline);
-  const Comparison c = compare(std::move(inputs), o.baseline.empty() ? sweep_baseline : o.baseline);
+  auto inputs = load_report_inputs(o.inputs, &sweep_baseline, &co.notes);
+  co.baseline = o.baseline.empty() ? sweep_baseline : o.baseline;
+  const Comparison c = compare(std::move(inputs), co);
   out << render_comparison(c, o.format) << std::flush;
   if (tool) write_plot(c, o.plot, *tool, envp);
   return 0;

@@ -16,20 +16,29 @@ namespace railkit::sweep {
 struct ReportOptions {
   std::vector<std::string> inputs;  ///< results documents or sweep directories
   std::string format = "table";     ///< table | markdown | csv
-  std::string baseline;             ///< configuration name; empty = the sweep's baseline or the first
+  std::string baseline;             ///< configuration name or "[N]"; empty = the sweep's baseline or the first
+  std::string metric = "busbw";     ///< busbw | algbw | time | p50 | p99
   std::string plot;                 ///< FILE.png | FILE.svg; empty = no plot
   std::string python;               ///< interpreter for the plot script; empty = /usr/bin/python3, else python3
   std::string plot_script;          ///< empty = found next to the binary or in the source tree
 };
 
-/// The configurations of a sweep directory, in planned order: finished ones with their status
-/// (documents only for "ok"), planned ones not run yet as status "not run".
+/// The configurations of a sweep directory, in planned order, each with the documents of the
+/// rounds that finished ok (paired by round: `series` is the directory) and its status: "ok"
+/// when a round is, else the last launch's ("failed", "timeout"); "not run" when none ran. The
+/// note names failed rounds and rounds not run yet.
 std::vector<CompareInput> sweep_inputs(const std::filesystem::path& dir, const SweepDocument& doc);
+
+/// What a comparison of a sweep says above its tables: the rounds and their seed, knobs that
+/// cannot reach the backend (inert), and rails taken from a tree that is not the measured node.
+std::vector<std::string> sweep_notes(const SweepDocument& doc);
 
 /// Loads every input (a results document, or a directory holding sweep.json). Names: a
 /// sweep's configuration names, else the document's run.label, else the file name; names that
-/// collide are qualified with their source. Throws UsageError naming a bad input.
-std::vector<CompareInput> load_report_inputs(const std::vector<std::string>& inputs, std::string* sweep_baseline);
+/// collide are qualified with their source. `notes` receives the sweeps' notes (sweep_notes).
+/// Throws UsageError naming a bad input.
+std::vector<CompareInput> load_report_inputs(const std::vector<std::string>& inputs, std::string* sweep_baseline,
+                                             std::vector<std::string>* notes = nullptr);
 
 /// Where the plot script and its interpreter are.
 struct PlotTool {
@@ -40,7 +49,8 @@ struct PlotTool {
 /// script is found.
 PlotTool find_plot_tool(const ReportOptions& o);
 
-/// Draws busbw against size (log2 x axis), a panel per table and a line per configuration, into
+/// Draws the metric against size (log2 x axis), a panel per table and a line per configuration
+/// and --split group (the slowest group marked), into
 /// `file` (.png or .svg). Throws UsageError for another extension, UnavailableError (exit 5,
 /// naming python3-matplotlib) when matplotlib is missing, IoError when the script fails.
 void write_plot(const Comparison& c, const std::filesystem::path& file, const PlotTool& tool, char* const* envp);

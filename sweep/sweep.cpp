@@ -8,6 +8,7 @@
 #include <chrono>
 #include <ctime>
 #include <ostream>
+#include <random>
 #include <set>
 
 #include <fmt/format.h>
@@ -18,8 +19,10 @@
 #include "core/launch.hpp"
 #include "core/results.hpp"
 #include "core/strings.hpp"
+#include "core/tunables.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
+#include "sweep/compare.hpp"
 
 namespace railkit::sweep {
 namespace fs = std::filesystem;
@@ -65,12 +68,16 @@ ojson config_to_json(const BenchConfig& c) {
   return ojson{{"name", c.name}, {"env", c.env}, {"args", c.args}};
 }
 
-ojson record_to_json(const ConfigRecord& r) {
+ojson record_to_json(const LaunchRecord& l) {
+  const ConfigRecord& r = l.run;
   ojson j;
+  j["round"] = l.round;
   j["name"] = r.name;
   j["env"] = r.env;
   j["args"] = r.args;
   j["status"] = name(r.status);
+  j["backend"] = l.backend.empty() ? ojson(nullptr) : ojson(l.backend);
+  j["inert"] = l.inert;
   j["results"] = r.results.empty() ? ojson(nullptr) : ojson(r.results);
   j["stdout"] = r.stdout_file;
   j["stderr"] = r.stderr_file;
@@ -249,11 +256,52 @@ std::vector<BenchConfig> expand(const std::vector<Factor>& factors) {
   }
 }
 
+// ---------------------------------------------------------------------------- knobs and rounds
+
+std::map<std::string, std::string> knob_sources(const std::vector<Factor>& factors) {
+  std::map<std::string, std::string> out;
+  for (const auto& f : factors)
+    for (const auto& c : f.choices)
+      for (const auto& [k, v] : c.env) out.emplace(k, f.source);
+  return out;
+}
+
+std::vector<std::size_t> round_order(std::size_t n, std::uint64_t seed, int round) {
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                    static_cast<std::uint32_t>(round)};
+  std::mt19937_64 rng(seq);
+  for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  return order;
+}
+
+std::vector<InertKnob> inert_in(const std::vector<BenchConfig>& configs, const std::string& backend,
+                                const std::map<std::string, std::string>& sources) {
+  std::vector<std::string> names;
+  for (const auto& c : configs)
+    for (const auto& [k, v] : c.env) names.push_back(k);
+  std::vector<InertKnob> out;
+  for (const auto& n : inert_knobs(names, RunTarget{backend, false})) {
+    auto it = sources.find(n);
+    out.push_back(InertKnob{n, reach_text(*knob_reach(n)), it == sources.end() ? std::string() : it->second});
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------- sweep.json
 
-const ConfigRecord* SweepDocument::find(const std::string& name) const {
-  for (const auto& r : configs)
-    if (r.name == name) return &r;
+std::vector<const LaunchRecord*> SweepDocument::of(const std::string& name) const {
+  std::vector<const LaunchRecord*> out;
+  for (const auto& l : launches)
+    if (l.run.name == name) out.push_back(&l);
+  std::stable_sort(out.begin(), out.end(), [](const LaunchRecord* a, const LaunchRecord* b) { return a->round < b->round; });
+  return out;
+}
+
+const LaunchRecord* SweepDocument::find(const std::string& name, int round) const {
+  for (const auto& l : launches)
+    if (l.run.name == name && l.round == round) return &l;
   return nullptr;
 }
 
@@ -268,19 +316,68 @@ ojson to_json(const SweepDocument& d) {
   j["launcher"] = ojson::parse(d.launcher.dump());
   j["timeout_s"] = d.timeout_s;
   j["baseline"] = d.baseline;
+  j["rounds"] = d.rounds;
+  j["seed"] = d.seed;
+  j["order"] = d.order;
+  j["backend"] = ojson::parse(d.backend.dump());
+  j["allow_inert"] = d.allow_inert;
+  ojson inert = nullptr;
+  if (!d.inert.empty()) {
+    inert = ojson::object();
+    inert["backend"] = d.inert_backend;
+    inert["allowed"] = d.allow_inert;
+    inert["knobs"] = ojson::array();
+    for (const auto& k : d.inert)
+      inert["knobs"].push_back(ojson{{"name", k.name}, {"reaches", k.reaches}, {"source", k.source}});
+  }
+  j["inert"] = inert;
+  j["topology"] = ojson::parse(d.topology.dump());
   ojson planned = ojson::array();
   for (const auto& c : d.planned) planned.push_back(config_to_json(c));
   j["planned"] = planned;
-  ojson configs = ojson::array();
-  for (const auto& r : d.configs) configs.push_back(record_to_json(r));
-  j["configs"] = configs;
+  ojson launches = ojson::array();
+  for (const auto& r : d.launches) launches.push_back(record_to_json(r));
+  j["launches"] = launches;
   return j;
 }
 
+namespace {
+
+LaunchRecord launch_from_json(const json& c, const std::string& source) {
+  LaunchRecord l;
+  ConfigRecord& r = l.run;
+  l.round = get_or<int>(c, "round", 1);
+  r.name = c.at("name").get<std::string>();
+  if (l.round < 1) throw UsageError(fmt::format("{}: launch of '{}' in round {} (rounds count from 1)", source, r.name, l.round));
+  r.env = c.value("env", std::map<std::string, std::string>{});
+  r.args = get_or<std::vector<std::string>>(c, "args", {});
+  const std::string status = c.at("status").get<std::string>();
+  const auto st = parse_trial_status(status);
+  if (!st || *st == TrialStatus::Interrupted)
+    throw UsageError(source + ": config '" + r.name + "': unknown status '" + status + "'");
+  r.status = *st;
+  l.backend = get_or<std::string>(c, "backend", "");
+  l.inert = get_or<std::vector<std::string>>(c, "inert", {});
+  r.results = get_or<std::string>(c, "results", "");
+  r.stdout_file = get_or<std::string>(c, "stdout", "");
+  r.stderr_file = get_or<std::string>(c, "stderr", "");
+  if (c.contains("exit_code") && !c["exit_code"].is_null()) r.exit_code = c["exit_code"].get<int>();
+  r.elapsed_s = get_or<double>(c, "elapsed_s", 0.0);
+  r.started = get_or<std::string>(c, "started", "");
+  r.command = get_or<std::vector<std::string>>(c, "command", {});
+  r.error = get_or<std::string>(c, "error", "");
+  r.stderr_tail = get_or<std::string>(c, "stderr_tail", "");
+  return l;
+}
+
+}  // namespace
+
 SweepDocument sweep_from_json(const json& j, const std::string& source) {
   try {
-    if (!j.is_object() || j.value("schema", "") != kSweepSchema)
+    const std::string schema = j.is_object() ? j.value("schema", "") : "";
+    if (schema != kSweepSchema && schema != kSweepSchemaV1)
       throw UsageError(source + ": not a railkit sweep document (schema " + std::string(kSweepSchema) + ")");
+    const bool v1 = schema == kSweepSchemaV1;
     SweepDocument d;
     d.railkit_version = get_or<std::string>(j, "railkit_version", "");
     d.created = get_or<std::string>(j, "created", "");
@@ -290,32 +387,26 @@ SweepDocument sweep_from_json(const json& j, const std::string& source) {
     d.launcher = j.value("launcher", json::object());
     d.timeout_s = get_or<double>(j, "timeout_s", 0.0);
     d.baseline = get_or<std::string>(j, "baseline", "");
+    d.rounds = get_or<int>(j, "rounds", 1);
+    if (d.rounds < 1) throw UsageError(source + ": rounds must be >= 1");
+    d.seed = get_or<std::uint64_t>(j, "seed", 0);
+    d.order = get_or<std::vector<std::vector<std::string>>>(j, "order", {});
+    d.backend = j.contains("backend") && j["backend"].is_object() ? j["backend"] : json::object();
+    d.allow_inert = get_or<bool>(j, "allow_inert", false);
+    if (j.contains("inert") && j["inert"].is_object()) {
+      d.inert_backend = get_or<std::string>(j["inert"], "backend", "");
+      for (const auto& k : j["inert"].value("knobs", json::array()))
+        d.inert.push_back(InertKnob{k.at("name").get<std::string>(), get_or<std::string>(k, "reaches", ""),
+                                    get_or<std::string>(k, "source", "")});
+    }
+    d.topology = j.value("topology", json(nullptr));
     for (const auto& c : j.value("planned", json::array()))
       d.planned.push_back(BenchConfig{c.at("name").get<std::string>(),
                                       c.value("env", std::map<std::string, std::string>{}),
                                       c.value("args", std::vector<std::string>{})});
-    if (!j.contains("configs") || !j["configs"].is_array()) throw UsageError(source + ": no `configs` array");
-    for (const auto& c : j["configs"]) {
-      ConfigRecord r;
-      r.name = c.at("name").get<std::string>();
-      r.env = c.value("env", std::map<std::string, std::string>{});
-      r.args = get_or<std::vector<std::string>>(c, "args", {});
-      const std::string status = c.at("status").get<std::string>();
-      const auto st = parse_trial_status(status);
-      if (!st || *st == TrialStatus::Interrupted)
-        throw UsageError(source + ": config '" + r.name + "': unknown status '" + status + "'");
-      r.status = *st;
-      r.results = get_or<std::string>(c, "results", "");
-      r.stdout_file = get_or<std::string>(c, "stdout", "");
-      r.stderr_file = get_or<std::string>(c, "stderr", "");
-      if (c.contains("exit_code") && !c["exit_code"].is_null()) r.exit_code = c["exit_code"].get<int>();
-      r.elapsed_s = get_or<double>(c, "elapsed_s", 0.0);
-      r.started = get_or<std::string>(c, "started", "");
-      r.command = get_or<std::vector<std::string>>(c, "command", {});
-      r.error = get_or<std::string>(c, "error", "");
-      r.stderr_tail = get_or<std::string>(c, "stderr_tail", "");
-      d.configs.push_back(std::move(r));
-    }
+    const char* key = v1 ? "configs" : "launches";
+    if (!j.contains(key) || !j[key].is_array()) throw UsageError(source + ": no `" + key + "` array");
+    for (const auto& c : j[key]) d.launches.push_back(launch_from_json(c, source));
     return d;
   } catch (const json::exception& e) {
     throw UsageError(source + ": malformed sweep document: " + e.what());
@@ -349,45 +440,58 @@ json launcher_json(const LauncherOptions& l) {
 
 void write_doc(const fs::path& path, const SweepDocument& d) { write_file_atomic(path, to_json(d).dump(2) + "\n"); }
 
-/// Finished records in planned order, then records of configurations no longer planned.
-std::vector<ConfigRecord> ordered(const std::vector<BenchConfig>& planned, std::map<std::string, ConfigRecord> recs,
-                                  const std::vector<std::string>& old_order) {
-  std::vector<ConfigRecord> out;
-  for (const auto& c : planned)
-    if (auto it = recs.find(c.name); it != recs.end()) {
+using LaunchKey = std::pair<std::string, int>;  // configuration, round
+
+/// Finished launches in run order (round by round, each in its order), then the records of
+/// launches no longer planned (configurations dropped, rounds beyond --rounds) in their old order.
+std::vector<LaunchRecord> ordered(const std::vector<std::vector<std::string>>& order, std::map<LaunchKey, LaunchRecord> recs,
+                                  const std::vector<LaunchKey>& old_order) {
+  std::vector<LaunchRecord> out;
+  for (std::size_t r = 0; r < order.size(); ++r)
+    for (const auto& name : order[r])
+      if (auto it = recs.find({name, static_cast<int>(r) + 1}); it != recs.end()) {
+        out.push_back(std::move(it->second));
+        recs.erase(it);
+      }
+  for (const auto& k : old_order)
+    if (auto it = recs.find(k); it != recs.end()) {
       out.push_back(std::move(it->second));
       recs.erase(it);
     }
-  for (const auto& n : old_order)
-    if (auto it = recs.find(n); it != recs.end()) out.push_back(std::move(it->second));
   return out;
 }
-
-}  // namespace
-
-namespace {
 
 /// Checks the options before anything runs; returns the baseline's name. Throws UsageError.
 std::string check_sweep_options(const SweepOptions& o) {
   if (o.configs.empty()) throw UsageError("nothing to sweep: no configuration");
+  if (o.rounds < 1) throw UsageError(fmt::format("--rounds {}: must be >= 1", o.rounds));
   o.launcher.validate();
   launch::check_bench_args(o.bench_args, "sweep");
   if (::access(o.bench.c_str(), X_OK) != 0 || fs::is_directory(o.bench))
     throw UsageError("--bench " + o.bench + ": not an executable file");
   if (o.timeout_s < 0) throw UsageError(fmt::format("--timeout-s {}: must be >= 0", o.timeout_s));
-  std::string baseline = o.baseline.empty() ? o.configs.front().name : o.baseline;
-  if (std::none_of(o.configs.begin(), o.configs.end(), [&](const BenchConfig& c) { return c.name == baseline; })) {
-    std::vector<std::string> names;
-    for (const auto& c : o.configs) names.push_back(c.name);
-    throw UsageError("--baseline " + baseline + ": no such configuration (have: " + join(names, ", ") + ")");
-  }
-  return baseline;
+  std::vector<std::string> names;
+  for (const auto& c : o.configs) names.push_back(c.name);
+  if (o.baseline.empty()) return names.front();
+  if (const auto i = find_config(names, o.baseline)) return names[*i];
+  throw UsageError("--baseline " + o.baseline + ": no such configuration (have: " + numbered(names) + ")");
 }
 
-/// Earlier records of the sweep in `sweep_path` (--resume), in their order; refuses a sweep run
-/// with other bench arguments, launcher or configurations, and an existing one without --resume.
+/// The one line that refuses knobs that cannot reach `backend` (known by `how`).
+std::string inert_refusal(const std::vector<InertKnob>& inert, const std::string& backend, const std::string& how) {
+  const InertKnob& k = inert.front();
+  std::vector<std::string> others;
+  for (std::size_t i = 1; i < inert.size(); ++i) others.push_back(inert[i].name);
+  return fmt::format("{}{}{} cannot reach the {} backend that runs this sweep ({} reaches {}; {}): its results would "
+                     "differ by noise alone; pass --allow-inert to measure it anyway (marked inert)",
+                     k.source.empty() ? "" : k.source + ": ", k.name, others.empty() ? "" : " (and " + join(others, ", ") + ")",
+                     backend, k.name, k.reaches, how);
+}
+
+/// Earlier launches of the sweep in `sweep_path` (--resume), in their order; refuses a sweep run
+/// with other bench arguments, launcher, configurations or seed, and an existing one without --resume.
 SweepDocument earlier_sweep(const SweepOptions& o, const fs::path& out_dir, const fs::path& sweep_path,
-                            std::map<std::string, ConfigRecord>& recs, std::vector<std::string>& old_order) {
+                            std::map<LaunchKey, LaunchRecord>& recs, std::vector<LaunchKey>& old_order) {
   if (!fs::exists(sweep_path)) return {};
   if (!o.resume)
     throw UsageError("--out " + o.out_dir.string() +
@@ -398,14 +502,18 @@ SweepDocument earlier_sweep(const SweepOptions& o, const fs::path& out_dir, cons
                      json(old.bench_args).dump() + ")");
   if (old.launcher != launcher_json(o.launcher))
     throw UsageError("--resume: " + sweep_path.string() + " was run with another launcher setup (" + old.launcher.dump() + ")");
-  for (auto& r : old.configs) {
+  if (o.seed && !old.launches.empty() && *o.seed != old.seed)
+    throw UsageError(fmt::format("--seed {}: the sweep in {} was shuffled with seed {}", *o.seed, sweep_path.string(), old.seed));
+  for (auto& l : old.launches) {
     for (const auto& c : o.configs)
-      if (c.name == r.name && (c.env != r.env || c.args != r.args))
-        throw UsageError("--resume: configuration '" + r.name + "' in " + sweep_path.string() +
+      if (c.name == l.run.name && (c.env != l.run.env || c.args != l.run.args))
+        throw UsageError("--resume: configuration '" + l.run.name + "' in " + sweep_path.string() +
                          " has another environment or arguments than now");
-    old_order.push_back(r.name);
-    recs[r.name] = std::move(r);
+    const LaunchKey k{l.run.name, l.round};
+    old_order.push_back(k);
+    recs[k] = std::move(l);
   }
+  old.launches.clear();
   return old;
 }
 
@@ -458,10 +566,36 @@ class SweepProgress {
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
 
+/// Adds a backend a results document named to doc.backend.seen.
+void saw_backend(SweepDocument& doc, const std::string& backend) {
+  if (backend.empty()) return;
+  json& seen = doc.backend["seen"];
+  if (!seen.is_array()) seen = json::array();
+  if (std::find(seen.begin(), seen.end(), backend) == seen.end()) seen.push_back(backend);
+}
+
+/// Adds inert knobs of `backend` to the document's list (each once).
+void note_inert(SweepDocument& doc, const std::vector<InertKnob>& inert, const std::string& backend) {
+  if (inert.empty()) return;
+  if (doc.inert_backend.empty()) doc.inert_backend = backend;
+  else if (doc.inert_backend.find(backend) == std::string::npos) doc.inert_backend += ", " + backend;
+  for (const auto& k : inert)
+    if (std::none_of(doc.inert.begin(), doc.inert.end(), [&](const InertKnob& x) { return x.name == k.name; }))
+      doc.inert.push_back(k);
+}
+
 }  // namespace
 
 SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& progress, bool tty) {
   const std::string baseline = check_sweep_options(o);
+  // Which backend runs, and whether every knob can reach it: before anything is written.
+  const launch::ExpectedBackend expected = launch::expected_backend(o.bench, o.bench_args, o.launcher, envp);
+  std::vector<InertKnob> inert;
+  if (!expected.backend.empty()) {
+    inert = inert_in(o.configs, expected.backend, o.knob_sources);
+    if (!inert.empty() && !o.allow_inert) throw UsageError(inert_refusal(inert, expected.backend, expected.how));
+  }
+
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
   if (ec || !fs::is_directory(o.out_dir)) throw UsageError("--out " + o.out_dir.string() + ": cannot create the directory");
@@ -470,10 +604,11 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
   check_writable(sweep_path, "--out");
 
   SweepOutcome res;
-  std::map<std::string, ConfigRecord> recs;
-  std::vector<std::string> old_order;
+  std::map<LaunchKey, LaunchRecord> recs;
+  std::vector<LaunchKey> old_order;
   SweepDocument& doc = res.doc;
-  doc.created = earlier_sweep(o, out_dir, sweep_path, recs, old_order).created;
+  const SweepDocument old = earlier_sweep(o, out_dir, sweep_path, recs, old_order);
+  doc.created = old.created;
   doc.railkit_version = kVersion;
   if (doc.created.empty()) doc.created = utc_now_iso();
   doc.updated = utc_now_iso();
@@ -482,44 +617,88 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
   doc.launcher = launcher_json(o.launcher);
   doc.timeout_s = o.timeout_s;
   doc.baseline = baseline;
+  doc.rounds = o.rounds;
+  if (!recs.empty()) doc.seed = old.seed;
+  else if (o.seed) doc.seed = *o.seed;
+  else doc.seed = std::random_device{}();
   doc.planned = o.configs;
-  doc.configs = ordered(doc.planned, recs, old_order);
+  const size_t n = o.configs.size();
+  for (int r = 1; r <= o.rounds; ++r) {
+    std::vector<std::string> names;
+    for (size_t k : round_order(n, doc.seed, r)) names.push_back(o.configs[k].name);
+    doc.order.push_back(std::move(names));
+  }
+  doc.backend = json{{"expected", expected.backend.empty() ? json(nullptr) : json(expected.backend)},
+                     {"how", expected.how},
+                     {"seen", json::array()}};
+  for (const auto& [k, l] : recs) saw_backend(doc, l.backend);
+  doc.allow_inert = o.allow_inert;
+  note_inert(doc, inert, expected.backend);
+  for (const auto& [k, l] : recs)
+    if (!l.inert.empty()) note_inert(doc, inert_in({BenchConfig{l.run.name, l.run.env, {}}}, l.backend, o.knob_sources), l.backend);
+  doc.topology = o.topology;
+  doc.launches = ordered(doc.order, recs, old_order);
   write_doc(sweep_path, doc);
 
-  const size_t n = o.configs.size();
-  std::vector<size_t> todo;
-  for (size_t k = 0; k < n; ++k) {
-    auto it = recs.find(o.configs[k].name);
-    if (it != recs.end() && (it->second.status == TrialStatus::Ok || !o.retry_failed)) {
-      ++res.skipped;
-      progress << fmt::format("[{}/{}] {}: {} earlier, skipped (--resume)\n", k + 1, n, o.configs[k].name, name(it->second.status));
-    } else {
-      todo.push_back(k);
+  // Every (round, configuration) in run order; finished ones are skipped on --resume.
+  const size_t total = n * static_cast<size_t>(o.rounds);
+  std::vector<std::pair<int, size_t>> todo;
+  size_t pos = 0;
+  for (int r = 1; r <= o.rounds; ++r)
+    for (size_t k : round_order(n, doc.seed, r)) {
+      ++pos;
+      auto it = recs.find({o.configs[k].name, r});
+      if (it != recs.end() && (it->second.run.status == TrialStatus::Ok || !o.retry_failed)) {
+        ++res.skipped;
+        progress << fmt::format("[{}/{}] round {}/{} {}: {} earlier, skipped (--resume)\n", pos, total, r, o.rounds,
+                                o.configs[k].name, name(it->second.run.status));
+      } else {
+        todo.emplace_back(r, k);
+      }
     }
-  }
   progress.flush();
 
   const launch::LaunchContext ctx{o.launcher, o.bench, o.bench_args, out_dir, o.timeout_s, o.kill_grace_s};
   SweepProgress line(progress, tty, todo.size());
-  for (size_t k : todo) {
+  for (const auto& [round, k] : todo) {
     const BenchConfig& c = o.configs[k];
-    line.start(fmt::format("[{}/{}] {}", k + 1, n, c.name));
-    launch::TrialRun tr = launch::run_config(ctx, c, fmt::format("{:03d}-{}", k + 1, slug(c.name)), envp, line.ticker());
+    const auto& order = doc.order[static_cast<size_t>(round) - 1];
+    const size_t at = static_cast<size_t>(round - 1) * n +
+                      static_cast<size_t>(std::find(order.begin(), order.end(), c.name) - order.begin()) + 1;
+    line.start(fmt::format("[{}/{}] round {}/{} {}", at, total, round, o.rounds, c.name));
+    launch::TrialRun tr =
+        launch::run_config(ctx, c, fmt::format("r{}-{:03d}-{}", round, k + 1, slug(c.name)), envp, line.ticker());
     const LaunchResult& lr = tr.launch;
     if (lr.end == LaunchResult::End::Interrupted) {
       line.interrupted(lr);
-      throw InterruptedError(lr.signal, fmt::format("sweep interrupted by signal {}; {} finished configurations are in "
+      throw InterruptedError(lr.signal, fmt::format("sweep interrupted by signal {}; {} finished launches are in "
                                                     "{}; continue with --resume",
-                                                    lr.signal, doc.configs.size(), sweep_path.string()));
+                                                    lr.signal, doc.launches.size(), sweep_path.string()));
     }
-    const ConfigRecord& r = tr.record;
-    if (r.status != TrialStatus::Ok) ++res.failed;
+    LaunchRecord l{round, tr.record, "", {}};
+    if (!l.run.results.empty()) {
+      try {
+        l.backend = load_results((out_dir / l.run.results).string()).run.backend;
+      } catch (const Error&) {
+      }
+    }
+    const std::vector<InertKnob> now_inert = l.backend.empty() ? std::vector<InertKnob>{}
+                                                                : inert_in({c}, l.backend, o.knob_sources);
+    for (const auto& x : now_inert) l.inert.push_back(x.name);
+    if (l.run.status != TrialStatus::Ok) ++res.failed;
     ++res.ran;
-    recs[c.name] = r;
+    recs[{c.name, round}] = l;
     doc.updated = utc_now_iso();
-    doc.configs = ordered(doc.planned, recs, old_order);
+    saw_backend(doc, l.backend);
+    note_inert(doc, now_inert, l.backend);
+    doc.launches = ordered(doc.order, recs, old_order);
     write_doc(sweep_path, doc);
-    line.done(r, lr.elapsed_s);
+    line.done(l.run, lr.elapsed_s);
+    if (!now_inert.empty() && !o.allow_inert)
+      throw UsageError(inert_refusal(now_inert, l.backend,
+                                     fmt::format("its results document says run.backend {}; the sweep stopped after that "
+                                                 "launch, kept in {}",
+                                                 l.backend, sweep_path.string())));
   }
   return res;
 }

@@ -2,6 +2,7 @@
 // `railkit sweep`: a matrix of configurations, each one launch of railkit-bench, recorded in
 // DIR/sweep.json (`railkit.sweep/1`, see sweep/README.md) as results arrive.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
@@ -23,7 +24,8 @@ using launch::BenchConfig;
 using launch::ConfigRecord;
 using launch::LauncherOptions;
 
-inline constexpr const char* kSweepSchema = "railkit.sweep/1";
+inline constexpr const char* kSweepSchema = "railkit.sweep/2";
+inline constexpr const char* kSweepSchemaV1 = "railkit.sweep/1";  ///< read (one round, `configs`), never written
 inline constexpr const char* kMatrixSchema = "railkit.sweep-matrix/1";
 
 /// One alternative of a factor.
@@ -63,6 +65,34 @@ std::vector<Factor> preset_factors(std::string_view preset, const topo::Topology
 /// UsageError when there is no factor, when two factors set the same variable, or when names repeat.
 std::vector<BenchConfig> expand(const std::vector<Factor>& factors);
 
+/// Where a configuration's variable came from ("--preset algo", "--axis NCCL_ALGO", "--matrix m.json"),
+/// for messages: variable -> the first factor that sets it.
+std::map<std::string, std::string> knob_sources(const std::vector<Factor>& factors);
+
+/// The order of the configurations `0 .. n-1` in `round` (from 1): a Fisher-Yates shuffle driven
+/// by std::mt19937_64 seeded with (seed, round), the same on every platform.
+std::vector<std::size_t> round_order(std::size_t n, std::uint64_t seed, int round);
+
+/// A knob that cannot reach the backend that ran (or will run) the sweep.
+struct InertKnob {
+  std::string name;
+  std::string reaches;  ///< reach_text(): "nccl, sim"
+  std::string source;   ///< the factor that set it; "" when unknown
+};
+
+/// The knobs of `configs` that cannot reach `backend` (core/tunables: knob_reach), each once,
+/// with the factor that set it from `sources`.
+std::vector<InertKnob> inert_in(const std::vector<BenchConfig>& configs, const std::string& backend,
+                                const std::map<std::string, std::string>& sources);
+
+/// One launch: a configuration in a round (an entry of sweep.json's `launches`).
+struct LaunchRecord {
+  int round = 1;                   ///< from 1
+  ConfigRecord run;                ///< what became of the launch
+  std::string backend;             ///< its results document's run.backend; "" without one
+  std::vector<std::string> inert;  ///< its knobs that cannot reach that backend (kept with --allow-inert)
+};
+
 /// Everything sweep.json holds.
 struct SweepDocument {
   std::string schema = kSweepSchema;
@@ -73,9 +103,22 @@ struct SweepDocument {
   nlohmann::json launcher = nlohmann::json::object();  ///< kind, np, ppn, hostfile, args
   double timeout_s = 0;
   std::string baseline;                 ///< configuration the comparison divides by
-  std::vector<BenchConfig> planned;     ///< every configuration of the matrix, in run order
-  std::vector<ConfigRecord> configs;    ///< finished configurations, in planned order
-  const ConfigRecord* find(const std::string& name) const;
+  int rounds = 1;                       ///< every configuration runs once per round
+  std::uint64_t seed = 0;               ///< of round_order()
+  std::vector<std::vector<std::string>> order;  ///< per round, the configuration names in run order
+  /// {expected, how, seen}: the backend known before the first launch ("" = not known), how it
+  /// was known, and the backends the results documents name.
+  nlohmann::json backend = nlohmann::json::object();
+  bool allow_inert = false;
+  std::vector<InertKnob> inert;         ///< knobs that cannot reach the backend (only with allow_inert)
+  std::string inert_backend;            ///< the backend they cannot reach
+  /// --preset rails: where the rails came from ({source, root, host, measured_node, note}); null otherwise.
+  nlohmann::json topology = nullptr;
+  std::vector<BenchConfig> planned;     ///< every configuration of the matrix, in planned order
+  std::vector<LaunchRecord> launches;   ///< finished launches, in run order (round by round)
+  /// The finished launches of a configuration, by round.
+  std::vector<const LaunchRecord*> of(const std::string& name) const;
+  const LaunchRecord* find(const std::string& name, int round) const;
 };
 
 /// sweep.json's content, keys in documented order.
@@ -92,24 +135,33 @@ struct SweepOptions {
   std::string bench;  ///< railkit-bench path
   std::vector<std::string> bench_args;
   std::filesystem::path out_dir;
-  bool resume = false;        ///< skip configurations already in DIR/sweep.json
+  bool resume = false;        ///< skip launches already in DIR/sweep.json
   bool retry_failed = false;  ///< with resume: run failed and timed-out ones again
-  double timeout_s = 0;       ///< per configuration; 0 = none
+  double timeout_s = 0;       ///< per launch; 0 = none
   double kill_grace_s = 5;
-  std::string baseline;       ///< empty = the first configuration
+  std::string baseline;       ///< a name or "[N]"; empty = the first configuration
+  int rounds = 3;             ///< every configuration, the baseline included, once per round
+  std::optional<std::uint64_t> seed;  ///< of the round order; unset = a fresh one (or the resumed sweep's)
+  bool allow_inert = false;   ///< measure knobs that cannot reach the backend (marked inert)
+  std::map<std::string, std::string> knob_sources;  ///< variable -> factor, for messages (knob_sources())
+  nlohmann::json topology = nullptr;  ///< recorded as sweep.json's `topology`
 };
 
 /// The outcome of run_sweep.
 struct SweepOutcome {
   SweepDocument doc;
-  int ran = 0, skipped = 0, failed = 0;  ///< this invocation
+  int ran = 0, skipped = 0, failed = 0;  ///< launches of this invocation
 };
 
-/// Runs the configurations one after the other, rewriting DIR/sweep.json atomically after each.
-/// A signal that interrupts a launch ends the sweep with InterruptedError (finished ones kept).
-/// Progress lines go to `progress` (rewritten in place when `tty`). Throws UsageError for bad
-/// options (existing sweep without --resume, a resume that does not match, unknown baseline),
-/// IoError when DIR cannot be written.
+/// Runs every configuration once per round, in each round's shuffled order, rewriting
+/// DIR/sweep.json atomically after each launch. The backend that will run is known first
+/// (launch::expected_backend) or from the first results document: knobs that cannot reach it
+/// are refused (UsageError naming the knob and the backend; before anything runs when the
+/// backend is known, else right after that launch, which is kept) unless allow_inert. A signal
+/// that interrupts a launch ends the sweep with InterruptedError (finished ones kept). Progress
+/// lines go to `progress` (rewritten in place when `tty`). Throws UsageError for bad options
+/// (existing sweep without --resume, a resume that does not match, unknown baseline), IoError
+/// when DIR cannot be written.
 SweepOutcome run_sweep(const SweepOptions& opts, char* const* envp, std::ostream& progress, bool tty);
 
 }  // namespace railkit::sweep

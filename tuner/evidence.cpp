@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "core/stats.hpp"
+#include "core/strings.hpp"
+#include "core/tunables.hpp"
 #include "core/version.hpp"
 #include "tuner/validate.hpp"
 
@@ -82,6 +84,22 @@ void fill_evidence(const TuneOptions& o, const SessionEvidence& e, const Compari
   }
   const int pairs_done = std::min(baseline_rounds, best_rounds);
   ev.validated = o.validate && real_backend && pairs_done >= std::min(o.pairs, 2) && !c.keys.empty();
+  if (const auto target = measured_target(e)) {
+    const auto inert = session_inert_knobs(o, *target);
+    if (!inert.empty()) {
+      ev.validated = false;
+      std::vector<std::string> reaches;
+      for (const auto& k : inert) reaches.push_back(k + ": " + reach_text(*knob_reach(k)));
+      ev.extra["inert"] = {{"knobs", inert},
+                           {"backend", target->backend},
+                           {"crosses_fabric", target->crosses_fabric},
+                           {"reaches", reaches},
+                           {"reason", fmt::format("{} cannot reach the {} backend{}: the trials and the validation measured "
+                                                  "noise; never validated",
+                                                  join(inert, ", "), target->backend,
+                                                  target->crosses_fabric ? "" : " on one node")}};
+    }
+  }
   ev.validated_at = ev.validated ? now : "";
   ev.railkit_version = kVersion;
   ev.strategy = o.strategy;
@@ -142,8 +160,9 @@ int bucket_winner(const Comparisons& c, const BucketKey& k) {
   return chosen;
 }
 
-/// Bucket k's decision and (when compared) its evidence row.
-void decide_bucket(const TuneOptions& o, const SessionEvidence& e, const Comparisons& c, const BucketKey& k,
+/// Bucket k's decision and (when compared) its evidence row. Returns the validation role whose
+/// runs measured the decision's settings.
+std::string decide_bucket(const TuneOptions& o, const SessionEvidence& e, const Comparisons& c, const BucketKey& k,
                    ProfileDocument& p) {
   const int chosen = p.evidence.validated ? bucket_winner(c, k) : -1;
   ProfileDecision d;
@@ -151,6 +170,7 @@ void decide_bucket(const TuneOptions& o, const SessionEvidence& e, const Compari
   d.min_bytes = k.lower_bytes;
   d.max_bytes = k.lower_bytes * 4 - 1;
   const Cmp* x = nullptr;
+  const std::string role = validation_role(chosen >= 0 ? static_cast<std::size_t>(chosen) + 1 : 0);
   if (chosen >= 0) {
     const Config& cfg = e.candidates[static_cast<std::size_t>(chosen)];
     x = &c.per_candidate[static_cast<std::size_t>(chosen)].at(k);
@@ -182,20 +202,35 @@ void decide_bucket(const TuneOptions& o, const SessionEvidence& e, const Compari
     p.evidence.rows.push_back(std::move(row));
   }
   p.decisions.push_back(std::move(d));
+  return role;
 }
 
-/// Per measured size, the median busbw of the runs of `role` (the settings the profile's env
-/// holds), with a tolerance of 1.5x the measured spread clamped to [0.05, 0.5].
-std::vector<ProfileExpectation> expectations(const std::vector<ValidationRecord>& runs, const std::string& role) {
+/// Per measured size, the median busbw of the runs that measured the settings chosen there: the
+/// role of the decision whose bucket holds the size (`roles`), else `env_role` (the settings the
+/// profile's env holds); with a tolerance of 1.5x the measured spread clamped to [0.05, 0.5]. An
+/// expectation measured with other settings than settings.env says which (env, config).
+std::vector<ProfileExpectation> expectations(const std::vector<ValidationRecord>& runs, const ProfileDocument& p,
+                                             const std::map<BucketKey, std::string>& roles, const std::string& env_role) {
+  const auto role_of = [&](const std::pair<std::string, std::uint64_t>& size) {
+    const auto it = roles.find(BucketKey{size.first, bucket_of(size.second)});
+    return it == roles.end() ? env_role : it->second;
+  };
   std::map<std::pair<std::string, std::uint64_t>, std::vector<double>> per_size;
   for (const auto& r : runs)
-    if (r.role == role && r.status == TrialStatus::Ok)
-      for (const auto& [k, v] : r.sizes) per_size[k].push_back(v);
+    if (r.status == TrialStatus::Ok)
+      for (const auto& [k, v] : r.sizes)
+        if (r.role == role_of(k)) per_size[k].push_back(v);
   std::vector<ProfileExpectation> out;
   for (const auto& [k, vals] : per_size) {
     ProfileExpectation x;
     x.coll = k.first;
     x.bytes = k.second;
+    if (role_of(k) != env_role)
+      for (const auto& d : p.decisions)
+        if (d.coll == k.first && d.min_bytes <= k.second && k.second <= d.max_bytes) {
+          x.env = d.env;
+          x.config = d.config;
+        }
     x.busbw_GBps = median(vals);
     const double lo = *std::min_element(vals.begin(), vals.end());
     const double spread = x.busbw_GBps > 0 ? 1.0 - lo / x.busbw_GBps : 0.0;
@@ -209,6 +244,13 @@ void fill_fingerprint(const FingerprintFacts& f, ProfileCluster& c) {
   const FingerprintVerdict v = judge(f);
   c.fingerprint = v.hash;
   c.nic_models = v.nic_models;
+  // The facts behind the hash, so that `railkit profile check` can name those that differ.
+  if (!v.hash.empty())
+    for (const auto& n : f.nodes)
+      if (n.hash == v.hash && !n.facts.empty()) {
+        c.fingerprint_facts = n.facts;
+        break;
+      }
   c.extra["fingerprint_source"] = f.source;
   if (!f.root.empty()) c.extra["topo_root"] = f.root;
   json nodes = json::array();
@@ -222,6 +264,27 @@ void fill_fingerprint(const FingerprintFacts& f, ProfileCluster& c) {
 }
 
 }  // namespace
+
+std::vector<std::string> session_inert_knobs(const TuneOptions& o, const RunTarget& t) {
+  std::vector<std::string> names;
+  for (const auto& k : o.space.knobs) names.push_back(k.name);
+  for (const auto& [k, v] : o.space.fixed_env) names.push_back(k);
+  for (const auto& [k, v] : o.baseline_env) names.push_back(k);
+  return inert_knobs(names, t);
+}
+
+std::optional<RunTarget> measured_target(const SessionEvidence& e) {
+  RunTarget t;
+  for (const auto& r : e.runs)
+    if (r.status == TrialStatus::Ok && !r.backend.empty()) {
+      t.backend = r.backend;
+      break;
+    }
+  if (t.backend.empty() && e.cluster_doc) t.backend = e.cluster_doc->run.backend;
+  if (t.backend.empty()) return std::nullopt;
+  t.crosses_fabric = e.cluster_doc && e.cluster_doc->run.nnodes > 1;
+  return t;
+}
 
 std::vector<Config> choose_candidates(const Space& space, const std::vector<TrialRecord>& trials) {
   const TrialRecord* best = best_trial(trials);
@@ -280,9 +343,10 @@ ProfileDocument build_profile(const TuneOptions& o, const SessionEvidence& e, co
   const Comparisons c = compare_runs(e.runs, e.candidates.size());
   fill_evidence(o, e, c, now, p.evidence);
   const bool take_best = choose_single_env(o, e.candidates, c, p);
-  for (const auto& k : c.keys) decide_bucket(o, e, c, k, p);
+  std::map<BucketKey, std::string> roles;
+  for (const auto& k : c.keys) roles[k] = decide_bucket(o, e, c, k, p);
   if (p.evidence.validated && p.evidence.rows.empty()) p.evidence.validated = false;
-  p.expectations = expectations(e.runs, validation_role(take_best ? 1 : 0));
+  p.expectations = expectations(e.runs, p, roles, validation_role(take_best ? 1 : 0));
   return p;
 }
 

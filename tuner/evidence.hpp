@@ -9,6 +9,7 @@
 
 #include "core/profile.hpp"
 #include "core/results.hpp"
+#include "core/tunables.hpp"
 #include "tuner/fingerprint.hpp"
 #include "tuner/journal.hpp"
 #include "tuner/space.hpp"
@@ -32,8 +33,19 @@ struct SessionEvidence {
   double baseline_objective_GBps = 0;
 };
 
+/// The knobs of a session (its space's knobs and fixed variables, and the baseline's settings)
+/// that cannot change a measurement on `t` (core/tunables: knob_reach), each once.
+std::vector<std::string> session_inert_knobs(const TuneOptions& o, const RunTarget& t);
+
+/// What the session's measurements ran on: the backend of its validation runs (else of its
+/// cluster document), and whether their traffic crossed nodes (the cluster document's nnodes > 1).
+/// nullopt when nothing says.
+std::optional<RunTarget> measured_target(const SessionEvidence& e);
+
 /// The profile of a session with options `o` (its name, tune_dir and validation settings),
-/// created and validated at `now` (UTC ISO 8601). `e.candidates` must not be empty.
+/// created and validated at `now` (UTC ISO 8601). `e.candidates` must not be empty. A session
+/// with knobs that cannot reach measured_target() is never validated: `evidence.extra.inert`
+/// says which knobs and why.
 ProfileDocument build_profile(const TuneOptions& o, const SessionEvidence& e, const std::string& now);
 
 /// The cluster of a profile: nodes, ranks, backend, hosts, GPU models and versions from a

@@ -55,6 +55,7 @@ NodeFingerprint node_fingerprint_from_json(const std::string& text, const std::s
   NodeFingerprint n;
   n.host = facts.node;
   n.hash = facts.hash;
+  n.facts = facts.facts;
   std::set<std::string> nics;
   const nlohmann::json doc = nlohmann::json::parse(text);  // valid: node_facts_from_json read it
   if (doc.contains("nics") && doc["nics"].is_array())
@@ -79,6 +80,7 @@ FingerprintFacts probe_topo_root(const std::string& root) {
     topo::analyze(t, topo::LintOptions{});
     n.host = t.host;
     n.hash = t.fingerprint.hash;
+    n.facts = t.fingerprint.facts;
     std::set<std::string> nics;
     for (const auto& nic : t.nics) nics.insert(nic.model);
     n.nic_models.assign(nics.begin(), nics.end());
@@ -113,6 +115,7 @@ NodeFingerprint probe_one(const NodeProbe& p, const std::string& host, char* con
     NodeFingerprint got = node_fingerprint_from_json(read_file(spec.stdout_path), spec.stdout_path.string());
     n.hash = std::move(got.hash);
     n.nic_models = std::move(got.nic_models);
+    n.facts = std::move(got.facts);
     n.document = base + ".json";
   } catch (const Error& e) {
     n.error = e.what();

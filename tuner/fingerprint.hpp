@@ -5,6 +5,7 @@
 // probed here. The facts are journaled (the `topology` line, tuner/journal.hpp), so a resumed
 // session reuses them; judge() says what they give the profile.
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct NodeFingerprint {
   std::vector<std::string> nic_models;  ///< distinct, sorted
   std::string document;                 ///< its topology document, relative to the session directory ("" for topo-root)
   std::string error;                    ///< why the probe failed
+  std::map<std::string, std::string> facts = {};  ///< the facts the hash is made of (topology's fingerprint.facts)
   bool operator==(const NodeFingerprint&) const = default;
 };
 

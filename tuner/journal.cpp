@@ -198,6 +198,7 @@ void read_options(const json& j, TuneOptions& o, BucketWeights& weights) {
   o.topo = topo_from(j);
   if (!j.at("emit_ompi_rules").is_null()) o.emit_ompi_rules = j["emit_ompi_rules"].get<std::string>();
   o.profile_name = j.at("profile_name").get<std::string>();
+  o.allow_inert = j.value("allow_inert", false);  // absent in journals written before knobs' reach was judged
 }
 
 }  // namespace
@@ -231,6 +232,7 @@ ojson to_json(const SessionRecord& r) {
   j["topo"] = topo_json(o.topo);
   j["emit_ompi_rules"] = o.emit_ompi_rules ? ojson(*o.emit_ompi_rules) : ojson(nullptr);
   j["profile_name"] = o.profile_name;
+  j["allow_inert"] = o.allow_inert;
   return j;
 }
 
@@ -345,6 +347,7 @@ ojson to_json(const FingerprintFacts& r) {
     x["nic_models"] = n.nic_models;
     x["document"] = n.document.empty() ? ojson(nullptr) : ojson(n.document);
     if (!n.error.empty()) x["error"] = n.error;
+    if (!n.facts.empty()) x["facts"] = n.facts;
     nodes.push_back(std::move(x));
   }
   ojson j;
@@ -370,6 +373,8 @@ FingerprintFacts topology_from_json(const json& line, const std::string& source)
       n.nic_models = x.at("nic_models").get<std::vector<std::string>>();
       if (!x.at("document").is_null()) n.document = x["document"].get<std::string>();
       n.error = x.value("error", "");
+      if (x.contains("facts"))  // absent in journals written before profiles stored the facts
+        n.facts = x["facts"].get<std::map<std::string, std::string>>();
       f.nodes.push_back(std::move(n));
     }
     f.probed = line.value("probed", "");

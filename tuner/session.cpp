@@ -142,6 +142,18 @@ void Session::replay(const std::vector<TrialRecord>& trials) {
   if (!trials_.empty()) say(fmt::format("railkit tune: {} trials already in {}, replayed", trials_.size(), journal_.string()));
 }
 
+void Session::check_reach(const ResultsDocument& doc, const std::string& what) {
+  if (reach_checked_) return;
+  reach_checked_ = true;
+  if (o_.allow_inert) return;
+  const auto inert = session_inert_knobs(o_, RunTarget{doc.run.backend, doc.run.nnodes > 1});
+  if (inert.empty()) return;
+  finish_dcqcn();
+  throw UsageError(inert_refusal(inert, doc.run.backend,
+                                 fmt::format("{} ran on it ({} node{}); the session stopped there, journaled in {}", what,
+                                             doc.run.nnodes, doc.run.nnodes == 1 ? "" : "s", journal_.string())));
+}
+
 TrialRecord Session::run_trial(const Proposal& p, const std::string& head) {
   TrialRecord t;
   t.id = static_cast<int>(trials_.size()) + 1;
@@ -170,6 +182,7 @@ TrialRecord Session::run_trial(const Proposal& p, const std::string& head) {
     }
   }
   append_journal(journal_, to_json(o_.space, t));
+  if (l.doc) check_reach(*l.doc, fmt::format("trial {}", t.id));
   return t;
 }
 
@@ -320,6 +333,7 @@ TuneOutcome Session::run(const JournalRecords& earlier) {
     if (!restore_dcqcn(err)) throw IoError(err);
   }
   const std::size_t replayed = trials_.size();
+  if (const auto doc = cluster_doc()) check_reach(*doc, "an earlier trial");
   search();
   const std::vector<Config> candidates = choose_candidates(o_.space, trials_);
   if (candidates.empty()) {

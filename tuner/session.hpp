@@ -70,6 +70,9 @@ class Session {
   bool set_dcqcn(const std::map<std::string, std::string>& values, std::string& error);
   /// Restores DCQCN values at the end; a failure is a warning.
   void finish_dcqcn();
+  /// Once, on the first results document of the session: refuses (UsageError, after restoring
+  /// DCQCN values) knobs that cannot reach the backend it ran on, unless allow_inert.
+  void check_reach(const ResultsDocument& doc, const std::string& what);
   /// Restores DCQCN values and throws InterruptedError with the resume hint.
   [[noreturn]] void interrupted(int signal, const std::string& head);
   void say(const std::string& line);
@@ -82,6 +85,7 @@ class Session {
   std::filesystem::path dir_, journal_;
   launch::LaunchContext ctx_;
   bool has_dcqcn_ = false;
+  bool reach_checked_ = false;
   std::unique_ptr<Strategy> strategy_;
   std::vector<TrialRecord> trials_;
   std::vector<ValidationRecord> runs_;

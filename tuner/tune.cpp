@@ -13,6 +13,8 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/version.hpp"
+#include "core/tunables.hpp"
+#include "tuner/evidence.hpp"
 #include "tuner/journal.hpp"
 #include "tuner/session.hpp"
 #include "tuner/strategy.hpp"
@@ -47,9 +49,31 @@ void check_new_options(const TuneOptions& o) {
     throw UsageError("--topo-root " + o.topo.root + ": not a directory (a captured or fixture tree holding sys/)");
 }
 
+/// Refuses, before anything runs, knobs that cannot reach the backend when it is known now.
+void check_reach(const TuneOptions& o, char* const* envp) {
+  const launch::ExpectedBackend expected = launch::expected_backend(o.bench, o.bench_args, o.launcher, envp);
+  if (expected.backend.empty() || o.allow_inert) return;
+  // DCQCN attributes reach the fabric between nodes: known now only when every rank runs here.
+  TuneOptions env_only = o;
+  if (!launch::single_host(o.launcher))
+    std::erase_if(env_only.space.knobs, [](const Knob& k) { return k.tunable->scope == TunableScope::Dcqcn; });
+  const auto inert = session_inert_knobs(env_only, RunTarget{expected.backend, false});
+  if (!inert.empty()) throw UsageError(inert_refusal(inert, expected.backend, expected.how));
+}
+
 std::string budget_text(int budget) { return budget > 0 ? std::to_string(budget) : std::string("all"); }
 
 }  // namespace
+
+std::string inert_refusal(const std::vector<std::string>& knobs, const std::string& backend, const std::string& how) {
+  const auto reach = knob_reach(knobs.front());
+  std::vector<std::string> others(knobs.begin() + 1, knobs.end());
+  return fmt::format("space knob {}{} cannot reach the {} backend that runs this session ({} reaches {}; {}): every "
+                     "trial would differ by noise alone; pass --allow-inert to measure it anyway (the profile says inert "
+                     "and is never validated)",
+                     knobs.front(), others.empty() ? "" : " (and " + join(others, ", ") + ")", backend, knobs.front(),
+                     reach ? reach_text(*reach) : std::string("?"), how);
+}
 
 std::optional<std::string> take_option(std::vector<std::string>& args, std::initializer_list<std::string_view> names) {
   std::optional<std::string> value;
@@ -108,6 +132,7 @@ std::vector<std::string> bench_collectives(const std::vector<std::string>& bench
 
 TuneOutcome run_tune(const TuneOptions& opts, char* const* envp, std::ostream& progress, bool tty, bool quiet) {
   check_new_options(opts);
+  check_reach(opts, envp);
   std::error_code ec;
   fs::create_directories(opts.out_dir, ec);
   if (ec || !fs::is_directory(opts.out_dir)) throw UsageError("--out " + opts.out_dir.string() + ": cannot create the directory");
@@ -144,11 +169,13 @@ TuneOutcome run_tune(const TuneOptions& opts, char* const* envp, std::ostream& p
   return s.run(none);
 }
 
-TuneOutcome resume_tune(const fs::path& dir, char* const* envp, std::ostream& progress, bool tty, bool quiet) {
+TuneOutcome resume_tune(const fs::path& dir, char* const* envp, std::ostream& progress, bool tty, bool quiet,
+                        bool allow_inert) {
   const fs::path journal = dir / "journal.jsonl";
   if (!fs::is_directory(dir)) throw UsageError("--resume " + dir.string() + ": no such directory");
   if (!fs::exists(journal)) throw UsageError("--resume " + dir.string() + ": no journal.jsonl there (not a tuning directory)");
-  const JournalRecords records = parse_journal(read_journal(journal), fs::absolute(dir));
+  JournalRecords records = parse_journal(read_journal(journal), fs::absolute(dir));
+  records.session.options.allow_inert = records.session.options.allow_inert || allow_inert;
   const TuneOptions& o = records.session.options;
   if (::access(o.bench.c_str(), X_OK) != 0)
     throw UsageError("--resume: the session's bench " + o.bench + " is not executable any more");

@@ -61,6 +61,9 @@ struct TuneOptions {
   TopoSource topo;                      ///< the profile's fingerprint source
   std::optional<std::string> emit_ompi_rules;       ///< write an Open MPI dynamic rules file here too
   std::string profile_name;             ///< default: the out directory's name
+  /// Measure knobs that cannot reach the backend that runs (NCCL_* on mpi ...); the profile then
+  /// says `inert` and is never validated. Without it such a session is refused (exit 6).
+  bool allow_inert = false;
 };
 
 /// What a session ended with.
@@ -77,14 +80,20 @@ struct TuneOutcome {
 
 /// Runs a new session in opts.out_dir (which must not hold a journal). Progress lines go to
 /// `progress` (rewritten in place when `tty`; none when `quiet`). Throws UsageError for bad
-/// options, IoError when the directory cannot be written, InterruptedError when a signal stops
-/// it (what finished is journaled; the message says how to resume).
+/// options and for knobs that cannot reach the backend that will run (unless allow_inert:
+/// before anything runs when launch::expected_backend knows it, else after the first trial,
+/// which is journaled), IoError when the directory cannot be written, InterruptedError when a
+/// signal stops it (what finished is journaled; the message says how to resume).
 TuneOutcome run_tune(const TuneOptions& opts, char* const* envp, std::ostream& progress, bool tty, bool quiet);
 
 /// Continues the session in `dir` from its journal, with the journal's settings (DCQCN target,
 /// fingerprint source ...): no finished trial repeated, none lost; DCQCN attributes an
-/// interrupted session left set are restored first. Throws as run_tune.
-TuneOutcome resume_tune(const std::filesystem::path& dir, char* const* envp, std::ostream& progress, bool tty, bool quiet);
+/// interrupted session left set are restored first. `allow_inert` adds to the journal's. Throws as run_tune.
+TuneOutcome resume_tune(const std::filesystem::path& dir, char* const* envp, std::ostream& progress, bool tty, bool quiet,
+                        bool allow_inert = false);
+
+/// The one line that refuses knobs that cannot reach `backend` (known by `how`).
+std::string inert_refusal(const std::vector<std::string>& knobs, const std::string& backend, const std::string& how);
 
 /// Removes every occurrence of an option (and its value) from args: `-n 5`, `-n5` (a short
 /// name, as CLI11 reads it), `--iters 5`, `--iters=5`; returns the last value (nullopt when

@@ -1,7 +1,6 @@
 #include "tuner/validate.hpp"
 
 #include <cmath>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -109,44 +108,6 @@ std::optional<double> objective_GBps(const std::map<BucketKey, double>& values, 
   }
   if (wsum <= 0) return std::nullopt;
   return wsum / tsum;
-}
-
-double t95(int df) noexcept {
-  static constexpr double kT[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                  2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                                  2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  if (df < 1) return INFINITY;
-  if (df <= 30) return kT[df - 1];
-  if (df <= 60) return 2.042 - (2.042 - 2.000) * (df - 30) / 30.0;
-  if (df <= 120) return 2.000 - (2.000 - 1.980) * (df - 60) / 60.0;
-  return 1.960;
-}
-
-PairedRatio paired_ratio(const std::vector<double>& baseline, const std::vector<double>& tuned) {
-  if (baseline.size() != tuned.size() || baseline.empty()) throw std::invalid_argument("paired_ratio: need equal, non-empty series");
-  const size_t n = baseline.size();
-  std::vector<double> l(n);
-  double mean = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (!(baseline[i] > 0) || !(tuned[i] > 0)) throw std::invalid_argument("paired_ratio: values must be > 0");
-    l[i] = std::log(tuned[i] / baseline[i]);
-    mean += l[i];
-  }
-  mean /= static_cast<double>(n);
-  PairedRatio r;
-  r.n = static_cast<int>(n);
-  r.ratio = std::exp(mean);
-  if (n < 2) {
-    r.lo = r.hi = r.ratio;
-    return r;
-  }
-  double ss = 0;
-  for (double x : l) ss += (x - mean) * (x - mean);
-  const double se = std::sqrt(ss / static_cast<double>(n - 1) / static_cast<double>(n));
-  const double h = t95(static_cast<int>(n) - 1) * se;
-  r.lo = std::exp(mean - h);
-  r.hi = std::exp(mean + h);
-  return r;
 }
 
 }  // namespace railkit::tuner

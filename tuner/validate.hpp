@@ -1,6 +1,6 @@
 #pragma once
-// Statistics of the tuner: objective and per-bucket busbw from results documents, and the
-// paired-ratio interval that decides whether tuned settings beat the baseline.
+// Statistics of the tuner: objective and per-bucket busbw from results documents; the
+// paired-ratio interval that decides whether tuned settings beat the baseline is core/stats'.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/results.hpp"
+#include "core/stats.hpp"
 
 namespace railkit::tuner {
 
@@ -45,16 +46,10 @@ BucketWeights load_weights(const std::string& path);
 /// from `values` or has no positive busbw.
 std::optional<double> objective_GBps(const std::map<BucketKey, double>& values, const BucketWeights& weights);
 
-/// The paired ratio tuned/baseline over rounds: geometric mean of the per-round ratios and the
-/// 95% Student-t interval of the mean log ratio (n >= 2; n = 1 gives [ratio, ratio]).
-struct PairedRatio {
-  double ratio = 1, lo = 1, hi = 1;
-  int n = 0;
-};
-/// Throws std::invalid_argument for different lengths or non-positive values.
-PairedRatio paired_ratio(const std::vector<double>& baseline, const std::vector<double>& tuned);
-
-/// The two-sided 95% Student-t quantile for `df` degrees of freedom (df >= 1).
-double t95(int df) noexcept;
+/// The paired ratio and its Student-t interval: one implementation in core/stats, shared with
+/// `railkit sweep`'s rounds.
+using railkit::PairedRatio;
+using railkit::paired_ratio;
+using railkit::t95;
 
 }  // namespace railkit::tuner

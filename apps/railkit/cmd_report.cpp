@@ -16,8 +16,13 @@ std::function<int()> setup_report(CLI::App& app) {
   app.add_option("--format", o->format, "table | markdown | csv")
       ->check(CLI::IsMember({"table", "markdown", "csv"}))
       ->capture_default_str();
-  app.add_option("--baseline", o->baseline, "configuration the ratios divide by (default: the sweep's, else the first)");
-  app.add_option("--plot", o->plot, "also draw busbw against size into FILE.png or FILE.svg (python3-matplotlib)");
+  app.add_option("--baseline", o->baseline,
+                 "configuration the ratios divide by: a name or [N] as the tables number them (default: the sweep's, "
+                 "else the first)");
+  app.add_option("--metric", o->metric, "what is shown: busbw | algbw | time | p50 | p99")
+      ->check(CLI::IsMember({"busbw", "algbw", "time", "p50", "p99"}))
+      ->capture_default_str();
+  app.add_option("--plot", o->plot, "also draw the metric against size into FILE.png or FILE.svg (python3-matplotlib)");
   app.add_option("--python", o->python, "Python interpreter for the plot (default: /usr/bin/python3, else python3)");
   app.add_option("--plot-script", o->plot_script, "plot script (default: scripts/plot_results.py)");
   return [o] { return sweep::run_report(*o, environ, std::cout); };

@@ -2,7 +2,9 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +15,8 @@
 #include "apps/railkit/subcommands.hpp"
 #include "core/error.hpp"
 #include "core/launch.hpp"
+#include "core/strings.hpp"
+#include "launch/bench_run.hpp"
 #include "topology/analyze.hpp"
 #include "topology/probe.hpp"
 #include "sweep/compare.hpp"
@@ -38,11 +42,36 @@ struct SweepCli {
   double kill_grace_s = 5;
   std::string baseline;
   std::string format = "table";
+  std::string metric = "busbw";
+  int rounds = 3;
+  std::string seed;
+  bool allow_inert = false;
   std::vector<std::string> bench_args;
 };
 
+/// Where the rails of --preset rails came from, for sweep.json's `topology`: this node (the
+/// measured one when every rank runs here) or a --topo-root tree, which is not the measured node.
+nlohmann::json rails_source(const topo::Topology& t, const std::string& topo_root, const launch::LauncherOptions& l) {
+  const bool here = std::filesystem::weakly_canonical(topo_root) == std::filesystem::path("/");
+  nlohmann::json j = {{"source", here ? "this-node" : "topo-root"},
+                      {"root", std::filesystem::absolute(topo_root).lexically_normal().string()},
+                      {"host", t.host},
+                      {"measured_node", here && launch::single_host(l)}};
+  if (!here)
+    j["note"] = fmt::format("--preset rails took its rails from --topo-root {} (host {} of that tree), not from the "
+                            "measured node: the NICs it names may not be the measured nodes'",
+                            topo_root, t.host.empty() ? "?" : t.host);
+  else if (!j["measured_node"].get<bool>())
+    j["note"] = fmt::format("--preset rails took its rails from this host ({}), which runs the launcher; the measured "
+                            "nodes were not probed",
+                            t.host.empty() ? "?" : t.host);
+  return j;
+}
+
 int run(const SweepCli& cli) {
   sweep::SweepOptions o;
+  o.launcher = launcher_options(cli.launch);
+  const sweep::Metric metric = sweep::parse_metric(cli.metric);
   std::vector<sweep::Factor> factors;
   if (!cli.matrix.empty()) factors.push_back(sweep::load_matrix(cli.matrix));
   for (const auto& p : cli.presets) {
@@ -52,13 +81,14 @@ int run(const SweepCli& cli) {
       po.root = cli.topo_root;
       topo = topo::probe_node(po);
       topo::analyze(*topo, topo::LintOptions{});
+      o.topology = rails_source(*topo, cli.topo_root, o.launcher);
     }
     for (auto& f : sweep::preset_factors(p, topo ? &*topo : nullptr)) factors.push_back(std::move(f));
   }
   for (const auto& a : cli.axes) factors.push_back(sweep::parse_axis(a));
   o.configs = sweep::expand(factors);
+  o.knob_sources = sweep::knob_sources(factors);
 
-  o.launcher = launcher_options(cli.launch);
   o.bench = bench_path(cli.launch);
   o.bench_args = cli.bench_args;
   o.out_dir = cli.out;
@@ -68,6 +98,15 @@ int run(const SweepCli& cli) {
   o.timeout_s = cli.timeout_s;
   o.kill_grace_s = cli.kill_grace_s;
   o.baseline = cli.baseline;
+  o.rounds = cli.rounds;
+  if (!cli.seed.empty()) {
+    const auto v = to_int(cli.seed);
+    if (!v || *v < 0) throw UsageError("--seed " + cli.seed + ": expected a non-negative integer");
+    o.seed = static_cast<std::uint64_t>(*v);
+  }
+  o.allow_inert = cli.allow_inert;
+  if (o.topology.is_object() && o.topology.contains("note"))
+    std::cerr << "railkit sweep: note: " << o.topology["note"].get<std::string>() << "\n";
 
   const sweep::SweepOutcome res = sweep::run_sweep(o, environ, std::cerr, ::isatty(STDERR_FILENO) == 1);
   const std::string sweep_json = (std::filesystem::path(cli.out) / "sweep.json").string();
@@ -77,15 +116,19 @@ int run(const SweepCli& cli) {
     return in.doc && !in.doc->results.empty();
   });
   if (any_results) {
-    std::cout << sweep::render_comparison(sweep::compare(std::move(inputs), res.doc.baseline), cli.format) << std::flush;
+    sweep::CompareOptions co;
+    co.baseline = res.doc.baseline;
+    co.metric = metric;
+    co.notes = sweep::sweep_notes(res.doc);
+    std::cout << sweep::render_comparison(sweep::compare(std::move(inputs), co), cli.format) << std::flush;
   } else {
     std::cout << "no configuration produced results: nothing to compare\n";
   }
   int bad = 0;
-  for (const auto& r : res.doc.configs) bad += r.status != TrialStatus::Ok;
+  for (const auto& r : res.doc.launches) bad += r.run.status != TrialStatus::Ok;
   if (bad > 0) {
-    std::cerr << fmt::format("railkit sweep: {} of {} configurations failed or timed out (see {})\n", bad,
-                             res.doc.configs.size(), sweep_json);
+    std::cerr << fmt::format("railkit sweep: {} of {} launches failed or timed out (see {})\n", bad,
+                             res.doc.launches.size(), sweep_json);
     return exit_code(ErrorCode::CheckFailed);
   }
   return 0;
@@ -115,9 +158,20 @@ std::function<int()> setup_sweep(CLI::App& app) {
   app.add_option("--kill-grace-s", cli->kill_grace_s, "after a timeout, seconds between SIGTERM and SIGKILL")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--baseline", cli->baseline, "configuration the comparison divides by (default: the first)");
+  app.add_option("--baseline", cli->baseline,
+                 "configuration the comparison divides by: a name or [N] as the tables number them (default: the first)");
+  app.add_option("--rounds", cli->rounds,
+                 "run every configuration, the baseline included, once per round, in an order shuffled per round")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--seed", cli->seed, "seed of the round order (default: a fresh one, recorded in sweep.json)");
+  app.add_flag("--allow-inert", cli->allow_inert,
+               "measure knobs that cannot reach the backend that runs (NCCL_* on mpi ...); marked inert, never a winner");
   app.add_option("--format", cli->format, "comparison format: table | markdown | csv")
       ->check(CLI::IsMember({"table", "markdown", "csv"}))
+      ->capture_default_str();
+  app.add_option("--metric", cli->metric, "what the comparison shows: busbw | algbw | time | p50 | p99")
+      ->check(CLI::IsMember({"busbw", "algbw", "time", "p50", "p99"}))
       ->capture_default_str();
   app.add_option("bench_args", cli->bench_args, "railkit-bench arguments (after --)");
   return [cli] { return run(*cli); };

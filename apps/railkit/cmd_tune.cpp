@@ -52,6 +52,7 @@ struct TuneCli {
   std::vector<std::string> emit;
   std::string name;
   bool quiet = false;
+  bool allow_inert = false;
   bool list_spaces = false;
   bool list_tunables = false;
   std::vector<std::string> bench_args;
@@ -117,12 +118,19 @@ void print_verdict(const tuner::TuneOutcome& res) {
                            res.trials_total, res.trials_failed, res.best_objective_GBps, res.baseline_objective_GBps);
   std::cout << fmt::format("# validation: {} A/B pairs, {}\n", p.evidence.pairs,
                            p.evidence.validated ? "validated" : "NOT validated");
+  const bool inert = p.evidence.extra.contains("inert");
+  if (inert) std::cout << "# INERT: " << p.evidence.extra["inert"].value("reason", std::string()) << "\n";
+  if (p.cluster.extra.value("fingerprint_source", std::string()) == "topo-root")
+    std::cout << "# fingerprint: from --topo-root " << p.cluster.extra.value("topo_root", std::string())
+              << ", not from the measured nodes\n";
   std::cout << fmt::format("{:<16} {:>10} {:>14} {:>14} {:>8} {:>18}  {}\n", "coll", "bucket", "base busbw", "tuned busbw",
                            "ratio", "95% interval", "decision");
   for (const auto& d : p.decisions)
     std::cout << fmt::format("{:<16} {:>10} {:>14.3f} {:>14.3f} {:>8.3f} {:>18}  {}\n", d.coll, format_bytes(d.min_bytes),
                              d.baseline_busbw_GBps, d.busbw_GBps, d.ratio, fmt::format("[{:.3f}, {:.3f}]", d.ratio_lo, d.ratio_hi),
-                             d.significant ? d.config : std::string("baseline (no significant gain)"));
+                             d.significant ? d.config
+                             : inert       ? std::string("baseline (inert: nothing measured could change)")
+                                           : std::string("baseline (no significant gain)"));
   std::vector<std::string> env;
   for (const auto& [k, v] : p.env) env.push_back(k + "=" + v);
   std::cout << "# settings.env: " << (env.empty() ? "(none: the defaults stay)" : join(env, " ")) << "\n";
@@ -140,7 +148,7 @@ int run(const TuneCli& cli) {
     if (!cli.out.empty() || !cli.space.empty() || !cli.topo_root.empty() || !cli.bench_args.empty())
       throw UsageError("--resume DIR continues a session with its own settings: give no --out, --space, --topo-root or "
                        "bench arguments");
-    res = tuner::resume_tune(cli.resume, environ, std::cerr, tty, cli.quiet);
+    res = tuner::resume_tune(cli.resume, environ, std::cerr, tty, cli.quiet, cli.allow_inert);
   } else {
     if (cli.out.empty()) throw UsageError("--out DIR is required (or --resume DIR)");
     if (cli.space.empty()) throw UsageError("--space is required: a built-in space (--list-spaces) or a space file");
@@ -183,6 +191,7 @@ int run(const TuneCli& cli) {
       o.emit_ompi_rules = cli.emit[1];
     }
     o.profile_name = cli.name;
+    o.allow_inert = cli.allow_inert;
     res = tuner::run_tune(o, environ, std::cerr, tty, cli.quiet);
   }
   if (res.profile && res.emit_ompi_rules)
@@ -232,6 +241,9 @@ std::function<int()> setup_tune(CLI::App& app) {
       ->allow_extra_args(false);
   app.add_option("--name", cli->name, "profile name (default: the --out directory's name)");
   app.add_flag("--quiet", cli->quiet, "no progress lines");
+  app.add_flag("--allow-inert", cli->allow_inert,
+               "measure knobs that cannot reach the backend that runs (NCCL_* on mpi ...); the profile says inert and "
+               "is never validated");
   app.add_flag("--list-spaces", cli->list_spaces, "print the built-in spaces and exit");
   app.add_flag("--list-tunables", cli->list_tunables, "print the table of tunables and exit");
   app.add_option("bench_args", cli->bench_args, "railkit-bench arguments (after --)");

@@ -19,7 +19,7 @@ std::function<int()> setup_sweep(CLI::App& app);
 /// `railkit report`: compares results documents or sweep directories (apps/railkit/cmd_report.cpp).
 std::function<int()> setup_report(CLI::App& app);
 
-/// `railkit nccl-log`: summarises NCCL debug logs as JSON (apps/railkit/cmd_nccl_log.cpp).
+/// `railkit nccl-log`: summarises NCCL debug logs as text or JSON (apps/railkit/cmd_nccl_log.cpp).
 std::function<int()> setup_nccl_log(CLI::App& app);
 
 /// `railkit profile show|check|env|exec|export`: consumes a profile document (apps/railkit/cmd_profile.cpp).

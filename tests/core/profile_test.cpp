@@ -165,6 +165,68 @@ TEST(Profile, WritesKeysInDocumentOrder) {
   EXPECT_FALSE(j.contains("warnings"));
 }
 
+TEST(Profile, FingerprintFactsAreOptionalAndRoundTrip) {
+  // Without facts (a profile that stores only the hash) the key is not written, and loads.
+  EXPECT_FALSE(railkit::to_json(sample())["cluster"].contains("fingerprint_facts"));
+  EXPECT_TRUE(railkit::profile_from_json(sample_json(), "p.json").cluster.fingerprint_facts.empty());
+  ProfileDocument p = sample();
+  p.cluster.fingerprint_facts = {{"gpu.count", "8"}, {"nic.models", "8x ConnectX-7@400Gbps"}, {"GPU0.link", "x16@32GT/s"}};
+  const auto j = railkit::to_json(p);
+  std::vector<std::string> keys;
+  for (const auto& [name, _] : j["cluster"].items()) keys.push_back(name);
+  EXPECT_EQ(keys, (std::vector<std::string>{"fingerprint", "fingerprint_facts", "nodes", "ranks", "ranks_per_node",
+                                            "backend", "backend_version", "hosts", "gpu_models", "nic_models", "extra"}));
+  EXPECT_EQ(j["cluster"]["fingerprint_facts"]["nic.models"], "8x ConnectX-7@400Gbps");
+  const ProfileDocument back = railkit::profile_from_json(json::parse(j.dump()), "p.json");
+  EXPECT_EQ(back.cluster.fingerprint_facts, p.cluster.fingerprint_facts);
+  expect_same(back, p);
+  TempDir dir;
+  railkit::write_profile(dir.path / "f.json", p);
+  EXPECT_EQ(railkit::load_profile(dir.path / "f.json").cluster.fingerprint_facts, p.cluster.fingerprint_facts);
+}
+
+TEST(Profile, AnExpectationMayNameTheSettingsItWasMeasuredWith) {
+  ProfileDocument p = sample();
+  p.expectations[0].env = std::map<std::string, std::string>{{"NCCL_ALGO", "Tree"}};
+  p.expectations[0].config = "ALGO=Tree";
+  const auto j = railkit::to_json(p);
+  std::vector<std::string> names;
+  for (const auto& [name, _] : j["expectations"][0].items()) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"coll", "bytes", "busbw_GBps", "tolerance", "config", "env"}));
+  const ProfileDocument back = railkit::profile_from_json(json::parse(j.dump()), "p.json");
+  ASSERT_TRUE(back.expectations[0].env.has_value());
+  EXPECT_EQ(*back.expectations[0].env, *p.expectations[0].env);
+  EXPECT_EQ(back.expectations[0].config, "ALGO=Tree");
+  // Its settings pass the same allowlist as settings.env.
+  EXPECT_EQ(error_after([](json& doc) { doc["expectations"][0]["env"] = {{"LD_PRELOAD", "x.so"}}; }).find("(no error)"),
+            std::string::npos);
+  EXPECT_FALSE(railkit::profile_from_json(sample_json(), "p.json").expectations[0].env.has_value());
+}
+
+TEST(Profile, RejectsBadFingerprintFactsNamingTheField) {
+  auto with_facts = [](json facts) {
+    return error_after([&](json& j) { j["cluster"]["fingerprint_facts"] = facts; });
+  };
+  EXPECT_EQ(with_facts({{"gpu.count", "8"}}), "(no error)");
+  EXPECT_EQ(with_facts(json::object()), "(no error)");
+  EXPECT_EQ(with_facts({{"gpu.count", 8}}),
+            "p.json: cluster.fingerprint_facts.gpu.count: expected a string (fact values are text, as `railkit topo` "
+            "gives them), got number");
+  EXPECT_EQ(with_facts({{"GPU0.link", nullptr}}),
+            "p.json: cluster.fingerprint_facts.GPU0.link: expected a string (fact values are text, as `railkit topo` "
+            "gives them), got null");
+  EXPECT_EQ(with_facts(json::array({"gpu.count=8"})),
+            "p.json: cluster.fingerprint_facts: expected an object of fact: \"value\", got array");
+  EXPECT_EQ(error_after([](json& j) { j["cluster"]["fingerprint_facts"] = "gpu.count=8"; }),
+            "p.json: cluster.fingerprint_facts: expected an object of fact: \"value\", got string");
+  EXPECT_EQ(with_facts({{"", "8"}}),
+            "p.json: cluster.fingerprint_facts.\"\": not a fact name (empty or holding a control character)");
+  EXPECT_EQ(with_facts({{"gpu\ncount", "8"}}),
+            "p.json: cluster.fingerprint_facts.\"gpu\\ncount\": not a fact name (empty or holding a control character)");
+  EXPECT_EQ(with_facts({{"gpu.count", std::string("8\0", 2)}}),
+            "p.json: cluster.fingerprint_facts.gpu.count: contains a NUL character");
+}
+
 TEST(Profile, RejectsOtherSchemaVersions) {
   EXPECT_EQ(error_after([](json& j) { j["schema"] = "railkit.profile/2"; }),
             "p.json: unsupported schema 'railkit.profile/2' (this railkit reads railkit.profile/1)");
@@ -389,6 +451,8 @@ TEST(Profile, LoadsTheValidFixture) {
   EXPECT_EQ(p.cluster.backend, "mpi");
   EXPECT_EQ(p.dcqcn.at("3").at("roce_rp.rpg_time_reset"), "100");
   EXPECT_EQ(p.decisions.size(), 2u);
+  EXPECT_EQ(p.cluster.fingerprint_facts.size(), 4u);
+  EXPECT_EQ(p.cluster.fingerprint_facts.at("nic.count"), "1");
   EXPECT_TRUE(p.evidence.validated);
   EXPECT_EQ(p.warnings,
             (std::vector<std::string>{"settings.env.NCCL_SOCKET_IFNAME: not in the tunables table; passed through unchanged"}));

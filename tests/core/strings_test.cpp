@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/enums.hpp"
@@ -31,6 +32,14 @@ TEST(Strings, TrimJoinLower) {
   EXPECT_EQ(join(std::set<std::string>{"y", "x"}, ","), "x,y");
   EXPECT_EQ(join(Strings{}, ","), "");
   EXPECT_EQ(to_lower("RoCE v2"), "roce v2");
+}
+
+TEST(Strings, NaturalOrder) {
+  std::vector<std::string> v{"mlx5_10", "mlx5_3", "mlx5_11", "mlx5_0", "mlx5_1", "GPU10", "GPU2"};
+  std::sort(v.begin(), v.end(), [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+  EXPECT_EQ(v, (Strings{"GPU2", "GPU10", "mlx5_0", "mlx5_1", "mlx5_3", "mlx5_10", "mlx5_11"}));
+  EXPECT_TRUE(natural_less("mlx5_01", "mlx5_1") != natural_less("mlx5_1", "mlx5_01"));  // a strict order still
+  EXPECT_FALSE(natural_less("a", "a"));
 }
 
 TEST(Strings, ParseIntNamesTheInput) {

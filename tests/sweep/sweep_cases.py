@@ -96,8 +96,15 @@ def wait_no_leftovers(text, within_s=10):
     raise Failure(f"processes left running: {left}")
 
 
+def launches(out):
+    return load(os.path.join(out, "sweep.json"))["launches"]
+
+
 def statuses(out):
-    return [(c["name"], c["status"]) for c in load(os.path.join(out, "sweep.json"))["configs"]]
+    """(name, status) of every finished launch, each round's in planned order (rounds are shuffled)."""
+    planned = [c["name"] for c in load(os.path.join(out, "sweep.json"))["planned"]]
+    ls = sorted(launches(out), key=lambda l: (l["round"], planned.index(l["name"])))
+    return [(l["name"], l["status"]) for l in ls]
 
 
 @case
@@ -107,9 +114,15 @@ def done_when(ctx):
     rc, so, se = ctx.sweep(out, *ALGO_AXES)
     check(rc == 0, f"rc {rc}\n{se}")
     sweep = load(os.path.join(out, "sweep.json"))
-    check(sweep["schema"] == "railkit.sweep/1", sweep["schema"])
-    cfgs = sweep["configs"]
-    check([c["status"] for c in cfgs] == ["ok", "ok"], statuses(out))
+    check(sweep["schema"] == "railkit.sweep/2", sweep["schema"])
+    check(sweep["rounds"] == 3 and isinstance(sweep["seed"], int), f"rounds {sweep['rounds']} seed {sweep['seed']}")
+    check(sweep["backend"]["expected"] == "mpi" and sweep["backend"]["seen"] == ["mpi"], sweep["backend"])
+    cfgs = sweep["launches"]
+    check([c["status"] for c in cfgs] == ["ok"] * 6, statuses(out))
+    # Every configuration, the baseline included, once per round, in the order each round recorded.
+    check(len(sweep["order"]) == 3 and all(sorted(o) == sorted(c["name"] for c in sweep["planned"]) for o in sweep["order"]),
+          sweep["order"])
+    check([[c["name"] for c in cfgs if c["round"] == r] for r in (1, 2, 3)] == sweep["order"], "launches not in the recorded order")
     want = {"OMPI_MCA_coll_tuned_allreduce_algorithm=1": "1", "OMPI_MCA_coll_tuned_allreduce_algorithm=4": "4"}
     for c in cfgs:
         check(c["name"] in want, c["name"])
@@ -125,10 +138,27 @@ def done_when(ctx):
         check(os.path.exists(os.path.join(out, c["stdout"])) and os.path.exists(os.path.join(out, c["stderr"])),
               "logs missing")
         check("-x" in c["command"] and "--oversubscribe" in c["command"], c["command"])
-    for needle in ["# all_reduce float sum, out-of-place: busbw (GB/s), ratio to [1]", "[2]/[1]",
-                   "geometric mean of busbw / [1]", "winner per size range:", "1 KiB", "32 KiB", "1 MiB"]:
+    for needle in ["# all_reduce float sum, out-of-place: busbw (GB/s), median of the rounds, ratio to [1]", "[2]/[1]",
+                   "verdict", "geometric mean of busbw / [1]", "winner per size range:", "1 KiB", "32 KiB", "1 MiB",
+                   "3 rounds", "seed"]:
         check(needle in so, f"missing {needle!r} in:\n{so}")
-    check("[1/2] OMPI_MCA_coll_tuned_allreduce_algorithm=1" in se and "[2/2]" in se and "ETA" in se, se)
+    check("[1/6] round 1/3" in se and "[6/6] round 3/3" in se and "ETA" in se, se)
+
+
+@case
+def identical_configs_no_winner(ctx):
+    """Two configurations with the same settings: whatever the noise, no winner is named."""
+    m = ctx.matrix("m.json", [{"name": "a"}, {"name": "b"}])
+    out = ctx.path("sweep")
+    rc, so, se = ctx.sweep(out, "--matrix", m, "--rounds", "4")
+    check(rc == 0, f"rc {rc}\n{se}")
+    rc, text, se = ctx.run("report", out, "--format", "csv")
+    check(rc == 0, se)
+    rows = [r for r in csv.DictReader(io.StringIO(text)) if r["config"] == "b"]
+    check(len(rows) == 6 and all(r["rounds"] == "4" for r in rows), rows)
+    check(all(r["winner"] == "0" and r["verdict"] == "no significant difference" for r in rows),
+          "a winner between identical configurations:\n" + text)
+    check("the baseline [1] stands" in so and "over the baseline" not in so, so)
 
 
 @case
@@ -141,10 +171,10 @@ def failing_config_goes_on(ctx):
                                   "OMPI_MCA_coll_tuned_allreduce_algorithm": "4"}},
     ])
     out = ctx.path("sweep")
-    rc, so, se = ctx.sweep(out, "--matrix", m)
+    rc, so, se = ctx.sweep(out, "--matrix", m, "--rounds", "1")
     check(rc == 10, f"rc {rc}\n{se}")
     check(statuses(out) == [("base", "ok"), ("bad-dtype", "failed"), ("after", "ok")], statuses(out))
-    bad = load(os.path.join(out, "sweep.json"))["configs"][1]
+    bad = [c for c in launches(out) if c["name"] == "bad-dtype"][0]
     check(bad["results"] is None, bad)
     check(bad["exit_code"] not in (0, None), bad)
     check((bad["error"] or "").startswith("exit code "), bad["error"])
@@ -153,7 +183,7 @@ def failing_config_goes_on(ctx):
     with open(os.path.join(out, bad["stderr"])) as f:
         if "nosuchtype" in f.read():
             check("railkit-bench: error: -d/--datatype 'nosuchtype'" in bad["error"], bad["error"])
-    check("1 of 3 configurations failed" in se, se)
+    check("1 of 3 launches failed" in se, se)
     check("bad-dtype  failed" in so and "[3]/[1]" in so, so)
 
 
@@ -166,12 +196,12 @@ def timeout_config(ctx):
     ])
     out = ctx.path("sweep")
     t0 = time.time()
-    rc, so, se = ctx.sweep(out, "--matrix", m, "--timeout-s", "4", "--kill-grace-s", "2")
+    rc, so, se = ctx.sweep(out, "--matrix", m, "--rounds", "1", "--timeout-s", "4", "--kill-grace-s", "2")
     took = time.time() - t0
     check(rc == 10, f"rc {rc}\n{se}")
     check(statuses(out) == [("stall", "timeout"), ("fine", "ok")], statuses(out))
     check(took < 60, f"took {took:.0f} s")
-    stall = load(os.path.join(out, "sweep.json"))["configs"][0]
+    stall = [c for c in launches(out) if c["name"] == "stall"][0]
     check(stall["exit_code"] is None and "timed out" in stall["error"], stall)
     wait_no_leftovers(out)
 
@@ -183,6 +213,7 @@ def interrupt_resume(ctx):
             "--axis", "OMPI_MCA_coll_tuned_allreduce_algorithm=1,2,3,4"]
     bench_args = ["--backend", "mpi", "-b", "1K", "-e", "1M", "-f", "4", "-n", "60"]
     out = ctx.path("sweep")
+    axes += ["--rounds", "1"]
     argv = ctx.cmd("sweep", "--launcher", "mpirun", "--np", "4", "--out", out, *axes, "--", *bench_args)
     err_path = ctx.path("first.stderr")
     with open(err_path, "w") as err:
@@ -190,7 +221,7 @@ def interrupt_resume(ctx):
         sweep_json = os.path.join(out, "sweep.json")
         deadline = time.time() + 120
         while time.time() < deadline and p.poll() is None:
-            if os.path.exists(sweep_json) and len(load(sweep_json)["configs"]) >= 1:
+            if os.path.exists(sweep_json) and len(load(sweep_json)["launches"]) >= 1:
                 break
             time.sleep(0.05)
         check(p.poll() is None, "the sweep ended before it could be interrupted")
@@ -203,7 +234,7 @@ def interrupt_resume(ctx):
     done = statuses(out)
     check(1 <= len(done) < 4 and all(s == "ok" for _, s in done), done)
     wait_no_leftovers(out)
-    first = load(sweep_json)["configs"][0]
+    first = load(sweep_json)["launches"][0]
     first_doc = os.path.join(out, first["results"])
     mtime = os.stat(first_doc).st_mtime_ns
 
@@ -239,7 +270,7 @@ def report_formats(ctx):
     check({r["config"] for r in rows} == {"OMPI_MCA_coll_tuned_allreduce_algorithm=1",
                                           "OMPI_MCA_coll_tuned_allreduce_algorithm=4"}, rows)
 
-    cfgs = load(os.path.join(out, "sweep.json"))["configs"]
+    cfgs = sorted((c for c in launches(out) if c["round"] == 1), key=lambda c: c["name"])
     docs = [os.path.join(out, c["results"]) for c in cfgs]
     rc, so, se = ctx.run("report", *docs, "--baseline", "OMPI_MCA_coll_tuned_allreduce_algorithm=4")
     check(rc == 0 and "baseline [2] OMPI_MCA_coll_tuned_allreduce_algorithm=4" in so, so + se)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "core/error.hpp"
 #include "topology/analyze.hpp"
@@ -161,6 +162,45 @@ TEST(Expand, Conflicts) {
   EXPECT_THROW(expand(pxn), UsageError);
 }
 
+TEST(Rounds, OrderIsAShuffledPermutationFixedBySeedAndRound) {
+  for (std::size_t n : {0u, 1u, 2u, 7u}) {
+    auto o = round_order(n, 42, 1);
+    std::sort(o.begin(), o.end());
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(o[i], i);
+  }
+  EXPECT_EQ(round_order(7, 42, 2), round_order(7, 42, 2));
+  std::set<std::vector<std::size_t>> seen;
+  for (int r = 1; r <= 6; ++r) seen.insert(round_order(7, 42, r));
+  EXPECT_GT(seen.size(), 1u);  // rounds are shuffled differently
+  EXPECT_NE(round_order(7, 42, 1), round_order(7, 43, 1));
+  // std::mt19937_64 and std::seed_seq are specified to the bit: the order is the same everywhere.
+  EXPECT_EQ(round_order(5, 1, 1), round_order(5, 1, 1));
+  std::vector<int> first(7, 0);
+  for (std::uint64_t seed = 0; seed < 700; ++seed) ++first[round_order(7, seed, 1)[0]];
+  for (int k : first) EXPECT_GT(k, 50);  // every configuration runs first now and then
+}
+
+TEST(Inert, PresetKnobsOnABackendTheyCannotReach) {
+  const auto algo = preset_factors("algo", nullptr);
+  const auto configs = expand(algo);
+  const auto sources = knob_sources(algo);
+  EXPECT_EQ(sources.at("NCCL_ALGO"), "--preset algo");
+  auto inert = inert_in(configs, "mpi", sources);
+  ASSERT_EQ(inert.size(), 2u);
+  EXPECT_EQ(inert[0].name, "NCCL_ALGO");
+  EXPECT_EQ(inert[0].reaches, "nccl, sim");
+  EXPECT_EQ(inert[0].source, "--preset algo");
+  EXPECT_EQ(inert[1].name, "NCCL_PROTO");
+  EXPECT_TRUE(inert_in(configs, "nccl", sources).empty());
+  EXPECT_TRUE(inert_in(configs, "sim", sources).empty());
+  EXPECT_EQ(inert_in(expand(preset_factors("pxn", nullptr)), "mpi", {}).size(), 2u);
+  const auto ompi = expand({parse_axis("OMPI_MCA_coll_tuned_allreduce_algorithm=1,4")});
+  EXPECT_TRUE(inert_in(ompi, "mpi", {}).empty());
+  ASSERT_EQ(inert_in(ompi, "nccl", {}).size(), 1u);
+  EXPECT_EQ(inert_in(ompi, "nccl", {})[0].reaches, "mpi");
+  EXPECT_TRUE(inert_in(expand({parse_axis("UCX_TLS=rc,tcp")}), "nccl", {}).empty());  // unknown family: not judged
+}
+
 TEST(SweepJson, RoundTrip) {
   SweepDocument d;
   d.railkit_version = "0.1.0";
@@ -170,32 +210,74 @@ TEST(SweepJson, RoundTrip) {
   d.launcher = {{"kind", "mpirun"}, {"np", 4}};
   d.timeout_s = 30;
   d.baseline = "a";
+  d.rounds = 2;
+  d.seed = 99;
+  d.order = {{"a", "b"}, {"b", "a"}};
+  d.backend = {{"expected", "mpi"}, {"how", "--backend mpi in the bench arguments"}, {"seen", {"mpi"}}};
+  d.allow_inert = true;
+  d.inert = {InertKnob{"NCCL_ALGO", "nccl, sim", "--axis NCCL_ALGO"}};
+  d.inert_backend = "mpi";
+  d.topology = {{"source", "topo-root"}, {"measured_node", false}};
   d.planned = {BenchConfig{"a", {{"X", "1"}}, {}}, BenchConfig{"b", {{"X", "2"}}, {"-n", "5"}}};
-  ConfigRecord r;
-  r.name = "a";
-  r.env = {{"X", "1"}};
-  r.status = TrialStatus::Failed;
-  r.exit_code = 6;
-  r.error = "exit code 6: bad";
-  r.stderr_tail = "line\nbad";
-  r.command = {"mpirun", "x"};
-  d.configs.push_back(r);
+  LaunchRecord l;
+  l.round = 2;
+  l.run.name = "a";
+  l.run.env = {{"X", "1"}};
+  l.run.status = TrialStatus::Failed;
+  l.run.exit_code = 6;
+  l.run.error = "exit code 6: bad";
+  l.run.stderr_tail = "line\nbad";
+  l.run.command = {"mpirun", "x"};
+  l.backend = "mpi";
+  l.inert = {"NCCL_ALGO"};
+  d.launches.push_back(l);
   const auto j = to_json(d);
   EXPECT_EQ(j.begin().key(), "schema");
+  EXPECT_EQ(j["schema"], "railkit.sweep/2");
   const SweepDocument back = sweep_from_json(nlohmann::json::parse(j.dump()), "s.json");
   EXPECT_EQ(back.planned, d.planned);
-  ASSERT_EQ(back.configs.size(), 1u);
-  EXPECT_EQ(back.configs[0].status, TrialStatus::Failed);
-  EXPECT_EQ(back.configs[0].exit_code, 6);
-  EXPECT_EQ(back.configs[0].error, "exit code 6: bad");
-  EXPECT_TRUE(back.configs[0].results.empty());
-  EXPECT_EQ(back.find("a")->command, (Args{"mpirun", "x"}));
-  EXPECT_EQ(back.find("b"), nullptr);
-  EXPECT_EQ(j["configs"][0]["results"], nullptr);
+  EXPECT_EQ(back.rounds, 2);
+  EXPECT_EQ(back.seed, 99u);
+  EXPECT_EQ(back.order, d.order);
+  EXPECT_EQ(back.backend, d.backend);
+  EXPECT_TRUE(back.allow_inert);
+  ASSERT_EQ(back.inert.size(), 1u);
+  EXPECT_EQ(back.inert[0].source, "--axis NCCL_ALGO");
+  EXPECT_EQ(back.inert_backend, "mpi");
+  EXPECT_EQ(back.topology, d.topology);
+  ASSERT_EQ(back.launches.size(), 1u);
+  EXPECT_EQ(back.launches[0].round, 2);
+  EXPECT_EQ(back.launches[0].backend, "mpi");
+  EXPECT_EQ(back.launches[0].inert, l.inert);
+  EXPECT_EQ(back.launches[0].run.status, TrialStatus::Failed);
+  EXPECT_EQ(back.launches[0].run.exit_code, 6);
+  EXPECT_EQ(back.launches[0].run.error, "exit code 6: bad");
+  EXPECT_TRUE(back.launches[0].run.results.empty());
+  EXPECT_EQ(back.find("a", 2)->run.command, (Args{"mpirun", "x"}));
+  EXPECT_EQ(back.find("a", 1), nullptr);
+  EXPECT_EQ(back.find("b", 2), nullptr);
+  EXPECT_EQ(back.of("a").size(), 1u);
+  EXPECT_EQ(j["launches"][0]["results"], nullptr);
   EXPECT_THROW(sweep_from_json(nlohmann::json::parse(R"({"schema": "x"})"), "s.json"), UsageError);
-  EXPECT_THROW(sweep_from_json(nlohmann::json::parse(R"({"schema": "railkit.sweep/1", "configs": [{"name": "a",
+  EXPECT_THROW(sweep_from_json(nlohmann::json::parse(R"({"schema": "railkit.sweep/2", "launches": [{"name": "a",
                  "status": "weird"}]})"), "s.json"),
                UsageError);
+  EXPECT_THROW(sweep_from_json(nlohmann::json::parse(R"({"schema": "railkit.sweep/2", "launches": [{"name": "a",
+                 "status": "ok", "round": 0}]})"), "s.json"),
+               UsageError);
+}
+
+TEST(SweepJson, ReadsTheFirstVersionAsOneRound) {
+  const SweepDocument d = sweep_from_json(nlohmann::json::parse(R"({
+    "schema": "railkit.sweep/1", "baseline": "a",
+    "planned": [{"name": "a", "env": {}, "args": []}],
+    "configs": [{"name": "a", "env": {}, "args": [], "status": "ok", "results": "001-a.json"}]})"),
+                                          "old.json");
+  EXPECT_EQ(d.rounds, 1);
+  ASSERT_EQ(d.launches.size(), 1u);
+  EXPECT_EQ(d.launches[0].round, 1);
+  EXPECT_EQ(d.find("a", 1)->run.results, "001-a.json");
+  EXPECT_EQ(to_json(d)["schema"], "railkit.sweep/2");
 }
 
 }  // namespace

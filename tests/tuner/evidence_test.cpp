@@ -42,7 +42,7 @@ TrialRecord trial(int id, const Config& c, std::optional<double> objective, Buck
 }
 
 /// One validation run: busbw per bucket, each bucket's one size measured at that busbw.
-ValidationRecord run(int round, const std::string& role, double small, double large, const std::string& backend = "mpi") {
+ValidationRecord run(int round, const std::string& role, double small, double large, const std::string& backend = "nccl") {
   ValidationRecord r;
   r.round = round;
   r.role = role;
@@ -132,11 +132,16 @@ TEST(Evidence, SignificantWinnersDecideTheirBuckets) {
     EXPECT_LE(row.ratio_lo, row.ratio);
     EXPECT_LE(row.ratio, row.ratio_hi);
   }
-  // Expectations: per size, the median of the runs of the settings in settings.env (Ring's).
+  // Expectations: per size, the median of the runs of the settings decided there: Ring's at
+  // 4 KiB (settings.env's, so no env of its own), Tree's at 16 KiB (named, with its env).
   ASSERT_EQ(p.expectations.size(), 2u);
   EXPECT_EQ(p.expectations[0].bytes, 4096u);
   EXPECT_NEAR(p.expectations[0].busbw_GBps, 14.0, 0.2);
-  EXPECT_NEAR(p.expectations[1].busbw_GBps, 10.0, 0.1);
+  EXPECT_FALSE(p.expectations[0].env.has_value());
+  EXPECT_NEAR(p.expectations[1].busbw_GBps, 13.0, 0.15);
+  ASSERT_TRUE(p.expectations[1].env.has_value());
+  EXPECT_EQ(*p.expectations[1].env, (std::map<std::string, std::string>{{"NCCL_ALGO", "Tree"}}));
+  EXPECT_EQ(p.expectations[1].config, "ALGO=Tree");
   for (const auto& x : p.expectations) EXPECT_GE(x.tolerance, 0.05);
 }
 
@@ -150,7 +155,10 @@ TEST(Evidence, RegressionKeepsTheBaselineEnvironment) {
   EXPECT_FALSE(p.evidence.extra["single_env"]["taken"].get<bool>());
   EXPECT_EQ(p.evidence.extra["single_env"]["reason"], "a bucket regresses more than max_regression");
   EXPECT_EQ(decision(p, kSmall).config, "ALGO=Ring");  // per bucket it still wins
-  EXPECT_NEAR(p.expectations[0].busbw_GBps, 10.0, 0.2);  // the baseline's runs
+  // The expectation at 4 KiB is Ring's, as decided there, not the baseline's of settings.env.
+  EXPECT_NEAR(p.expectations[0].busbw_GBps, 14.0, 0.2);
+  ASSERT_TRUE(p.expectations[0].env.has_value());
+  EXPECT_EQ(p.expectations[0].config, "ALGO=Ring");
 }
 
 TEST(Evidence, NotValidatedWithoutARealBackendOrEnoughPairs) {
@@ -177,6 +185,23 @@ TEST(Evidence, NotValidatedWithoutARealBackendOrEnoughPairs) {
   }
 }
 
+TEST(Evidence, KnobsThatCannotReachTheBackendAreNeverValidated) {
+  // NCCL_ALGO measured on the mpi backend: the winners are noise, whatever the numbers say.
+  SessionEvidence e = clear_winners();
+  for (auto& r : e.runs) r.backend = "mpi";
+  const ProfileDocument p = build_profile(options(), e, "now");
+  EXPECT_FALSE(p.evidence.validated);
+  EXPECT_EQ(p.evidence.validated_at, "");
+  EXPECT_TRUE(p.env.empty());
+  ASSERT_TRUE(p.evidence.extra.contains("inert"));
+  EXPECT_EQ(p.evidence.extra["inert"]["knobs"].get<std::vector<std::string>>(), std::vector<std::string>{"NCCL_ALGO"});
+  EXPECT_EQ(p.evidence.extra["inert"]["backend"], "mpi");
+  // The same evidence on nccl is validated and says nothing about inert knobs.
+  const ProfileDocument q = build_profile(options(), clear_winners(), "now");
+  EXPECT_TRUE(q.evidence.validated);
+  EXPECT_FALSE(q.evidence.extra.contains("inert"));
+}
+
 TEST(Evidence, ClusterFromTheResultsDocument) {
   ResultsDocument doc = test::make_doc("t", {});
   doc.run.nranks = 16;
@@ -187,7 +212,9 @@ TEST(Evidence, ClusterFromTheResultsDocument) {
   FingerprintFacts f;
   f.source = "nodes";
   f.nodes = {{"n1", "abcd", {"ConnectX-7"}, "topology/n1.json", ""}, {"n2", "abcd", {"ConnectX-7"}, "topology/n2.json", ""}};
+  f.nodes[0].facts = f.nodes[1].facts = {{"gpu.count", "8"}, {"nic.count", "8"}};
   const ProfileCluster c = build_cluster(doc, f);
+  EXPECT_EQ(c.fingerprint_facts, f.nodes[0].facts);  // stored, so that `profile check` can name what differs
   EXPECT_EQ(c.nodes, 2);
   EXPECT_EQ(c.ranks, 16);
   EXPECT_EQ(c.ranks_per_node, 8);

@@ -299,8 +299,12 @@ def dcqcn_space_on_fixture(ctx):
                 f"exec {ctx.bench} \"$@\"\n")
     os.chmod(wrapper, 0o755)
     rc, so, se = ctx.run("tune", "--space", space, "--strategy", "grid", "--launcher", "mpirun", "--np", "2", "--dcqcn-root", root,
-                         "--netdev", "eth0", "--netdev", "eth2", "--pairs", "2", "--out", out, "--", *QUICK, bench=wrapper)
+                         "--netdev", "eth0", "--netdev", "eth2", "--pairs", "2", "--allow-inert", "--out", out, "--", *QUICK,
+                         bench=wrapper)
     check(rc == 0, f"rc {rc}\n{se}")
+    # One node, mpi backend: DCQCN attributes act on traffic between nodes, so none of this can be validated.
+    ev = check_profile(out)["evidence"]
+    check(ev["validated"] is False and ev["extra"]["inert"]["backend"] == "mpi", f"evidence {ev}")
     ts = trials(out)
     check(len(ts) == 6, f"{len(ts)} trials, grid has 6")
     want = [t["dcqcn"].get("roce_rp.rpg_time_reset", "300") for t in ts]
@@ -374,8 +378,14 @@ def local_launcher_fingerprint(ctx):
     out = ctx.path("tune")
     rc, so, se = ctx.run("tune", "--space", space, "--strategy", "grid", "--launcher", "local", "--pairs", "2",
                          "--out", out, "--", *SENDRECV)
+    check(rc == 6 and "NCCL_ALGO" in se and "mpi" in se and "--allow-inert" in se, f"NCCL_ALGO on mpi: rc {rc}\n{se}")
+    check(not os.path.exists(os.path.join(out, "journal.jsonl")), "a refused session left a journal")
+    rc, so, se = ctx.run("tune", "--space", space, "--strategy", "grid", "--launcher", "local", "--pairs", "2",
+                         "--allow-inert", "--out", out, "--", *SENDRECV)
     check(rc == 0, f"rc {rc}\n{se}")
     prof = check_profile(out)
+    inert = prof["evidence"]["extra"].get("inert", {})
+    check(prof["evidence"]["validated"] is False and inert.get("knobs") == ["NCCL_ALGO"], f"evidence {prof['evidence']}")
     check(prof["cluster"]["ranks"] == 1 and len(prof["cluster"]["hosts"]) == 1, f"cluster {prof['cluster']}")
     topo = check_fingerprint_from_nodes(ctx, out, prof)
     session = journal(out)[0]
@@ -408,6 +418,8 @@ def topo_root_fixture(ctx):
     prof = check_profile(out)
     cl = prof["cluster"]
     check(cl["fingerprint"] == fx["fingerprint"]["hash"], f"profile fingerprint {cl['fingerprint']!r}, fixture's {fx['fingerprint']['hash']!r}")
+    check(cl.get("fingerprint_facts") == {k: str(v) for k, v in fx["fingerprint"]["facts"].items()},
+          f"profile fingerprint_facts {cl.get('fingerprint_facts')}")
     check(cl["nic_models"] == sorted({n["model"] for n in fx["nics"]}), f"nic_models {cl['nic_models']}")
     check(cl["extra"].get("fingerprint_source") == "topo-root" and cl["extra"].get("topo_root") == root, f"cluster.extra {cl['extra']}")
     check(cl["ranks"] == 4 and cl["backend"] == "mpi", f"cluster {cl}")
