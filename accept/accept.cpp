@@ -8,6 +8,8 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
+#include "core/tunables.hpp"
 #include "core/units.hpp"
 
 namespace railkit::accept {
@@ -60,6 +62,60 @@ struct Run {
   }
 };
 
+/// Whether the run's traffic crosses a fabric between nodes: real nodes, more than one.
+bool crosses_fabric(const AcceptOptions& o) { return o.emulated_rpn == 0 && o.nodes.size() > 1; }
+
+/// The scale of the run: its nodes and ranks per node.
+Scale run_scale(const AcceptOptions& o) {
+  const int n = static_cast<int>(o.nodes.size());
+  const int rpn = static_cast<int>(o.nodes.front().ranks.size());
+  return Scale{n, rpn, n * rpn};
+}
+
+ojson scale_json(const Scale& s) {
+  return {{"nodes", s.nodes}, {"ranks_per_node", s.ranks_per_node}, {"ranks", s.ranks}};
+}
+
+/// accept.json's `rules.profile`: the profile, its scale against the run's, and whether its
+/// expectations are applied; a note when they are not, or when the profile records no scale.
+ojson profile_rules(const AcceptOptions& o, std::vector<std::string>& notes) {
+  if (!o.profile) return nullptr;
+  const ProfileDocument& p = *o.profile;
+  const Scale run = run_scale(o), ps = profile_scale(p);
+  const std::optional<std::string> other = other_scale(p, run);
+  const bool recorded = ps.nodes > 0 || ps.ranks_per_node > 0 || ps.ranks > 0;
+  std::string why;
+  if (other) {
+    why = fmt::format("{}{}: a profile measured at another scale is no evidence for this one, so its expectations "
+                      "are measured and reported at their sizes, not applied",
+                      *other, o.emulated_rpn > 0 ? " (emulated nodes on one machine)" : "");
+  } else if (!recorded) {
+    why = fmt::format("profile '{}' records no scale (cluster nodes, ranks, ranks_per_node are 0): its expectations "
+                      "are applied as if it had been measured at this run's scale, {}",
+                      p.name, run.describe());
+  } else {
+    why = fmt::format("profile '{}' was measured at this run's scale, {}: its expectations are applied", p.name,
+                      ps.describe());
+  }
+  if (o.suite.runs("all") && (other || !recorded)) notes.push_back(why);
+  ojson inert = nullptr;
+  if (const auto knobs = profile_inert_knobs(p, o.expected_backend, crosses_fabric(o)); !knobs.empty()) {
+    const std::string line = fmt::format("profile '{}' sets {}, which cannot reach the {} backend that ran "
+                                         "(--allow-inert): its settings changed nothing here",
+                                         p.name, join(knobs, ", "), o.expected_backend);
+    notes.push_back(line);
+    inert = {{"knobs", knobs}, {"backend", o.expected_backend}, {"why", line}};
+  }
+  return {{"name", p.name},
+          {"settings_env", p.env},
+          {"inert", inert},
+          {"scale", scale_json(ps)},
+          {"run_scale", scale_json(run)},
+          {"same_scale", !other.has_value()},
+          {"expectations_applied", !other.has_value()},
+          {"why", why}};
+}
+
 Run start(const AcceptOptions& o, const std::string& fraction_why) {
   Run run;
   for (const AcceptNode& n : o.nodes) run.report.nodes.push_back(AcceptEntity{n.name, {}});
@@ -67,8 +123,18 @@ Run start(const AcceptOptions& o, const std::string& fraction_why) {
                       {"peer_fraction_why", fraction_why},
                       {"statistic", o.suite.statistic},
                       {"rdma_fraction", o.suite.rdma_fraction},
-                      {"profile", o.profile ? ojson(o.profile->name) : ojson(nullptr)}};
+                      {"profile", profile_rules(o, run.report.notes)}};
   return run;
+}
+
+/// A note for each bench stage that could not apply to this set of nodes (not one the suite skipped).
+void stage_notes(AcceptReport& r) {
+  for (const auto& s : r.stages) {
+    const std::string stage = s.value("stage", "");
+    if ((stage == "node" || stage == "rail" || stage == "pair") && s.value("status", "") == "skipped" &&
+        s.value("reason", "") != "skipped by the suite")
+      r.notes.push_back(fmt::format("stage {} skipped: {}", stage, s.value("reason", "")));
+  }
 }
 
 }  // namespace
@@ -79,7 +145,7 @@ AcceptReport run_stages(const AcceptOptions& o, const std::string& fraction_why,
   Run run = start(o, fraction_why);
   const AcceptSuite& suite = o.suite;
   const NodeTools tools{o.launcher, o.emulated_rpn > 0, o.railkit, o.out_dir, o.timeout_s, envp};
-  const BenchStages stages{bench, suite, progress};
+  const BenchStages stages{bench, suite, progress, o.profile ? o.profile->env : std::map<std::string, std::string>{}};
   const std::vector<std::string> names = node_names(o.nodes);
   const auto n = names.size();
   const int rpn = static_cast<int>(o.nodes.front().ranks.size());
@@ -94,19 +160,68 @@ AcceptReport run_stages(const AcceptOptions& o, const std::string& fraction_why,
   const PairStage pairs =
       run.stage<PairStage>(suite, "pair", [&] { return pair_stage(stages, names, coll, run.per_launch_s()); });
   run.report.pairs = pairs_json(pairs, names, coll);
-  const AllStage all = run.stage<AllStage>(suite, "all", [&] { return all_stage(stages, o.profile); });
+  const AllStage all = run.stage<AllStage>(suite, "all", [&] { return all_stage(stages, o.profile, run_scale(o)); });
   const IsolateStage iso = run.stage<IsolateStage>(
-      suite, "isolate", [&] { return isolate_stage(stages, names, coll, pairs, all.failed); });
+      suite, "isolate", [&] { return isolate_stage(stages, names, coll, pairs, all.verdict); });
   run.report.isolation = iso.isolation;
   explain_rails(run.report);
+  stage_notes(run.report);
+  run.report.finished_unix_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   progress << fmt::format("railkit accept: finished in {}\n", format_duration(seconds_since(t0))) << std::flush;
   return std::move(run.report);
 }
 
 namespace {
 
+/// Up to three entries of a directory, for a message: "accept.json, bench, good-hosts ...".
+std::string some_entries(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  const bool more = names.size() > 3;
+  names.resize(std::min<std::size_t>(names.size(), 3));
+  return join(names, ", ") + (more ? " ..." : "");
+}
+
+/// --out: absent or an empty directory, or (o.force) a directory whose accept outputs are replaced.
+void check_out_dir(const AcceptOptions& o) {
+  std::error_code ec;
+  if (!fs::exists(o.out_dir, ec)) return;
+  if (!fs::is_directory(o.out_dir, ec)) throw UsageError("--out " + o.out_dir.string() + ": not a directory");
+  if (fs::is_empty(o.out_dir, ec) || o.force) return;
+  throw UsageError("--out " + o.out_dir.string() + " is not empty (" + some_entries(o.out_dir) +
+                   "): pass --force to replace railkit accept's outputs there, or choose another directory");
+}
+
+/// Under --force: accept's own outputs of an earlier run are removed, so none of them outlives it.
+void clear_outputs(const AcceptOptions& o) {
+  if (!o.force) return;
+  for (const char* name : kAcceptOutputs) {
+    std::error_code ec;
+    fs::remove_all(o.out_dir / name, ec);
+    if (ec) throw IoError("--out " + (o.out_dir / name).string() + ": " + ec.message());
+  }
+}
+
+/// A profile whose knobs cannot reach the backend that will run is refused unless allow_inert.
+void check_profile_reach(const AcceptOptions& o) {
+  if (!o.profile || o.allow_inert) return;
+  const auto knobs = profile_inert_knobs(*o.profile, o.expected_backend, crosses_fabric(o));
+  if (knobs.empty()) return;
+  const auto reach = knob_reach(knobs.front());
+  throw UsageError(fmt::format("--profile: '{}' sets {} ({} reaches {}), which cannot reach the {} backend that runs "
+                               "this acceptance ({}): its expectations were measured with settings that change nothing "
+                               "here; pass --allow-inert to use it anyway",
+                               o.profile->name, join(knobs, ", "), knobs.front(), reach ? reach_text(*reach) : "?",
+                               o.expected_backend, o.expected_backend_how));
+}
+
 void validate(const AcceptOptions& o) {
   if (o.nodes.empty()) throw UsageError("railkit accept: no node (give --hostfile, or --np with --ranks-per-node)");
+  check_out_dir(o);
+  check_profile_reach(o);
   o.launcher.validate();
   const size_t rpn = o.nodes.front().ranks.size();
   for (const auto& n : o.nodes)
@@ -135,6 +250,7 @@ AcceptSuite judged_suite(const AcceptOptions& o, std::string& why, std::ostream&
 
 int run_accept(const AcceptOptions& o, BenchRunner& bench, char* const* envp, std::ostream& out, std::ostream& progress) {
   validate(o);
+  clear_outputs(o);
   std::error_code ec;
   fs::create_directories(o.out_dir / "bench", ec);
   if (ec) throw IoError("--out " + o.out_dir.string() + ": " + ec.message());
@@ -149,7 +265,26 @@ int run_accept(const AcceptOptions& o, BenchRunner& bench, char* const* envp, st
   write_file_atomic(o.out_dir / "accept.prom", render_prometheus(rep));
   write_file_atomic(o.out_dir / "good-hosts", render_good_hosts(rep));
   if (!o.junit.empty()) write_file_atomic(o.junit, render_junit(rep));
-  return rep.passed() ? 0 : exit_code(ErrorCode::CheckFailed);
+  switch (rep.verdict()) {
+    case Verdict::Pass: return 0;
+    case Verdict::Fail: return exit_code(ErrorCode::CheckFailed);
+    default:
+      progress << fmt::format("railkit accept: {}{}\n", rep.verdict_reason(),
+                              o.report_only ? " (--report-only: exit 0)"
+                                            : fmt::format("; exit {} (--report-only accepts a run that judges nothing)",
+                                                          kExitNothingJudged))
+               << std::flush;
+      return o.report_only ? 0 : kExitNothingJudged;
+  }
+}
+
+std::vector<std::string> profile_inert_knobs(const ProfileDocument& p, const std::string& backend, bool crosses_fabric) {
+  if (backend.empty()) return {};
+  std::vector<std::string> names;
+  for (const auto& [k, v] : p.env) names.push_back(k);
+  for (const auto& [prio, attrs] : p.dcqcn)
+    for (const auto& [attr, v] : attrs) names.push_back(attr);
+  return inert_knobs(names, RunTarget{backend, crosses_fabric});
 }
 
 int run_accept(const AcceptOptions& o, char* const* envp, std::ostream& out, std::ostream& progress) {

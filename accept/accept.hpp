@@ -44,23 +44,46 @@ struct AcceptOptions {
   AcceptSuite suite;
   std::filesystem::path sysfs_root{"/"};  ///< where RDMA devices are looked for (sys/class/infiniband)
   double timeout_s = 600;        ///< per launch
+  bool report_only = false;      ///< a run that judged nothing exits 0 instead of kExitNothingJudged
+  bool force = false;            ///< a non-empty out_dir is used: accept's own outputs there are replaced
+  /// The backend railkit-bench will run (launch::expected_backend: "mpi", "nccl", "sim"); "" when
+  /// it cannot be known before the first launch. A profile whose knobs cannot reach it is refused.
+  std::string expected_backend;
+  std::string expected_backend_how;  ///< how it was known, for messages
+  bool allow_inert = false;      ///< use such a profile anyway (its expectations applied, a note says why they mean little)
 };
+
+/// The knobs of a profile (settings.env names, and its DCQCN attributes) that cannot change a
+/// measurement on `backend` with `nodes` real nodes (emulated nodes share one host: no fabric).
+std::vector<std::string> profile_inert_knobs(const ProfileDocument& p, const std::string& backend, bool crosses_fabric);
+
+/// Exit code of a run that judged nothing (its verdict reported or skipped: measured, but no rule
+/// judged any measurement) without --report-only. 10 (CheckFailed) means a check ran and failed;
+/// this is not that: nothing is known to be wrong, and nothing is known to be right.
+inline constexpr int kExitNothingJudged = 11;
+
+/// What railkit accept writes in --out: replaced under --force, nothing else there is touched.
+inline constexpr const char* kAcceptOutputs[] = {"accept.json", "accept.prom", "good-hosts", "bench", "topo", "rdma"};
 
 /// The stages in order (topo, rdma, node, rail, pair, all, isolate; those the suite skips are
 /// recorded as skipped), each given what the earlier ones found, then explain_rails. railkit-bench
 /// runs through `bench`; `railkit topo` and `railkit rdma-loopback` through o.launcher with
 /// `envp`. `fraction_why` says where the suite's peer_fraction came from (accept.json's `rules`).
+/// The report's notes say what its verdicts rest on: a profile measured at another scale (its
+/// expectations reported, not applied), a stage that could not apply.
 /// Needs options run_accept accepts (at least one node). Throws InterruptedError when a signal
 /// interrupted a launch.
 AcceptReport run_stages(const AcceptOptions& o, const std::string& fraction_why, BenchRunner& bench, char* const* envp,
                         std::ostream& progress);
 
-/// Runs the suite with `bench`: validates the options, picks the peer fraction (emulated nodes
-/// oversubscribing the CPUs use the suite's oversubscribed_peer_fraction unless it gave
-/// peer_fraction), run_stages, then the table to `out` and the reports to out_dir (and junit).
-/// Returns 0 when everything passed, 10 (CheckFailed) otherwise. Throws UsageError for bad
-/// options, IoError when the reports cannot be written, InterruptedError (no report written)
-/// when a signal interrupted a launch.
+/// Runs the suite with `bench`: validates the options (out_dir must be absent or empty unless
+/// o.force; then accept's own outputs there, kAcceptOutputs, are removed first), picks the peer
+/// fraction (emulated nodes oversubscribing the CPUs use the suite's oversubscribed_peer_fraction
+/// unless it gave peer_fraction), run_stages, then the table to `out` and the reports to out_dir
+/// (and junit). Returns 0 when the run passed (AcceptReport::verdict), 10 (CheckFailed) when a
+/// check failed, kExitNothingJudged when nothing was judged (0 with o.report_only), saying why
+/// on `progress`. Throws UsageError for bad options, IoError when the reports cannot be written,
+/// InterruptedError (no report written) when a signal interrupted a launch.
 int run_accept(const AcceptOptions& o, BenchRunner& bench, char* const* envp, std::ostream& out, std::ostream& progress);
 
 /// run_accept with the real runner: railkit-bench under o.launcher (LaunchBenchRunner), results

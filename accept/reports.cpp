@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -11,15 +12,90 @@
 namespace railkit::accept {
 using ojson = nlohmann::ordered_json;
 
-Verdict AcceptEntity::verdict() const {
-  return std::any_of(checks.begin(), checks.end(), [](const AcceptCheck& c) { return c.verdict == Verdict::Fail; })
-             ? Verdict::Fail
-             : Verdict::Pass;
+namespace {
+
+bool judged(Verdict v) { return v == Verdict::Pass || v == Verdict::Explained; }
+
+/// Topology checks judge configuration, not bandwidth.
+bool is_topology(const AcceptCheck& c) { return c.check.starts_with("topo."); }
+
+std::vector<const AcceptCheck*> checks_of(const AcceptEntity& e) {
+  std::vector<const AcceptCheck*> out;
+  for (const AcceptCheck& c : e.checks) out.push_back(&c);
+  return out;
 }
 
-bool AcceptReport::passed() const {
-  const auto ok = [](const AcceptEntity& e) { return e.verdict() == Verdict::Pass; };
-  return std::all_of(nodes.begin(), nodes.end(), ok) && std::all_of(cluster.begin(), cluster.end(), ok);
+std::vector<const AcceptCheck*> all_checks(const AcceptReport& r) {
+  std::vector<const AcceptCheck*> out;
+  for (const auto* list : {&r.nodes, &r.cluster})
+    for (const AcceptEntity& e : *list)
+      for (const AcceptCheck& c : e.checks) out.push_back(&c);
+  return out;
+}
+
+std::string plural(int n, std::string_view what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); }
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+}  // namespace
+
+Verdict overall_verdict(const std::vector<const AcceptCheck*>& checks) {
+  bool any_judged = false, measurement_judged = false, any_reported = false;
+  for (const AcceptCheck* c : checks) {
+    if (c->verdict == Verdict::Fail) return Verdict::Fail;
+    if (judged(c->verdict)) {
+      any_judged = true;
+      measurement_judged = measurement_judged || !is_topology(*c);
+    }
+    any_reported = any_reported || c->verdict == Verdict::Reported;
+  }
+  if (any_reported) return measurement_judged ? Verdict::Pass : Verdict::Reported;
+  return any_judged ? Verdict::Pass : Verdict::Skipped;
+}
+
+Verdict AcceptEntity::verdict() const { return overall_verdict(checks_of(*this)); }
+
+Verdict AcceptReport::verdict() const { return overall_verdict(all_checks(*this)); }
+
+bool AcceptReport::passed() const { return verdict() == Verdict::Pass; }
+
+std::map<std::string, int> AcceptReport::counts() const {
+  std::map<std::string, int> out;
+  for (Verdict v : {Verdict::Pass, Verdict::Fail, Verdict::Skipped, Verdict::Explained, Verdict::Reported})
+    out[std::string(name(v))] = 0;
+  for (const AcceptCheck* c : all_checks(*this)) ++out[std::string(name(c->verdict))];
+  return out;
+}
+
+std::string AcceptReport::verdict_reason() const {
+  const auto n = counts();
+  const int pass = n.at("pass"), fail = n.at("fail"), expl = n.at("explained"), rep = n.at("reported"),
+            skip = n.at("skipped");
+  std::string rest;
+  if (rep > 0) rest += fmt::format("; {} reported without a rule", rep);
+  if (skip > 0) rest += fmt::format("; {} skipped", skip);
+  switch (verdict()) {
+    case Verdict::Fail:
+      return plural(fail, "check") + " failed" + rest;
+    case Verdict::Pass:
+      return fmt::format("{} judged, all passed{}{}", plural(pass + expl, "check"),
+                         expl > 0 ? fmt::format(" ({} explained by a failed node)", expl) : "", rest);
+    case Verdict::Reported: {
+      const auto all = all_checks(*this);
+      const bool topo = std::any_of(all.begin(), all.end(), [](const AcceptCheck* c) { return judged(c->verdict); });
+      return fmt::format("nothing judged: {} measured but no rule judged {}{}: give --profile (expectations at this "
+                         "scale) or thresholds in --suite; the peers rule needs 2 or more nodes (or ranks per node) "
+                         "to compare",
+                         rep == 1 ? "1 check was" : fmt::format("{} checks were", rep),
+                         rep == 1 ? "it" : "them", topo ? " (only the topology checks were judged)" : "");
+    }
+    default:
+      return skip > 0 ? "nothing judged: every check was skipped" : "nothing judged: no check ran";
+  }
 }
 
 AcceptEntity& AcceptReport::cluster_entity(const std::string& name) {
@@ -61,7 +137,32 @@ std::string prom_escape(std::string_view s) {
   return out;
 }
 
+std::string prom_label_value(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (!std::isspace(static_cast<unsigned char>(s[i]))) {
+      out += s[i];
+      continue;
+    }
+    const bool after_digit = i > 0 && std::isdigit(static_cast<unsigned char>(s[i - 1]));
+    if (!after_digit) out += '_';
+  }
+  return prom_escape(out);
+}
+
 // ---------------------------------------------------------------------------- table
+
+namespace {
+
+/// "PASS", "FAIL", "REPORTED (measured; no rule judged it)", "SKIPPED (no check of its own ran)".
+std::string verdict_line(Verdict v) {
+  std::string out = upper(name(v));
+  if (v == Verdict::Reported) out += " (measured; no rule judged it)";
+  if (v == Verdict::Skipped) out += " (no check of its own ran)";
+  return out;
+}
+
+}  // namespace
 
 std::string render_accept_table(const AcceptReport& r) {
   std::vector<std::array<std::string, 6>> rows;
@@ -86,7 +187,9 @@ std::string render_accept_table(const AcceptReport& r) {
       out += sep + "\n";
     }
   }
-  for (const auto& e : r.nodes) out += fmt::format("{}: {}\n", e.name, e.verdict() == Verdict::Pass ? "PASS" : "FAIL");
+  for (const auto& e : r.nodes) out += fmt::format("{}: {}\n", e.name, verdict_line(e.verdict()));
+  for (const std::string& n : r.notes) out += "note: " + n + "\n";
+  out += fmt::format("verdict: {} ({})\n", upper(name(r.verdict())), r.verdict_reason());
   return out;
 }
 
@@ -134,7 +237,12 @@ ojson to_json(const AcceptReport& r) {
   j["schema"] = kAcceptSchema;
   j["railkit_version"] = kVersion;
   j["created"] = utc_now_iso();
-  j["verdict"] = std::string(name(r.passed() ? Verdict::Pass : Verdict::Fail));
+  j["verdict"] = std::string(name(r.verdict()));
+  j["verdict_reason"] = r.verdict_reason();
+  ojson counts = ojson::object();
+  for (const auto& [k, v] : r.counts()) counts[k] = v;
+  j["counts"] = counts;
+  j["notes"] = r.notes;
   ojson nodes = ojson::array();
   for (const auto& e : r.nodes) nodes.push_back(entity_json(e));
   j["nodes"] = nodes;
@@ -153,7 +261,8 @@ ojson to_json(const AcceptReport& r) {
 
 namespace {
 
-/// One <testcase> of a check; counts failures and skips.
+/// One <testcase> of a check; counts failures and skips (a reported check is a skip: JUnit has
+/// no "measured, not judged", and it is not a pass).
 std::string junit_case(const AcceptEntity& e, const AcceptCheck& c, int& failures, int& skipped) {
   std::string body = fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml_escape(e.name), xml_escape(c.check));
   const std::string msg = fmt::format("{}: measured {}, expected {} (rule: {})", c.check, c.measured, c.expected, c.rule);
@@ -164,10 +273,21 @@ std::string junit_case(const AcceptEntity& e, const AcceptCheck& c, int& failure
   } else if (c.verdict == Verdict::Skipped) {
     ++skipped;
     body += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(c.evidence));
+  } else if (c.verdict == Verdict::Reported) {
+    ++skipped;
+    body += fmt::format("      <skipped message=\"{}\"/>\n",
+                        xml_escape("reported (measured; no rule judged it): " + msg +
+                                   (c.evidence.empty() ? "" : "; " + c.evidence)));
   } else {
     body += fmt::format("      <system-out>{}</system-out>\n", xml_escape(msg + (c.evidence.empty() ? "" : "; " + c.evidence)));
   }
   return body + "    </testcase>\n";
+}
+
+/// `rail0`, `rail12`: a rail entity.
+bool is_rail(const std::string& entity) {
+  return entity.size() > 4 && entity.starts_with("rail") &&
+         std::all_of(entity.begin() + 4, entity.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
 }
 
 }  // namespace
@@ -191,20 +311,35 @@ std::string render_junit(const AcceptReport& r) {
 }
 
 std::string render_prometheus(const AcceptReport& r) {
-  std::string pass = "# HELP railkit_accept_check_pass 1 when the acceptance check passed (or was skipped), 0 when it failed.\n"
-                     "# TYPE railkit_accept_check_pass gauge\n";
+  std::string pass =
+      "# HELP railkit_accept_check_pass 1 when the acceptance check passed, 0 when it failed; checks that were "
+      "skipped, reported (measured, no rule) or explained are not exported here (see railkit_accept_check_verdict).\n"
+      "# TYPE railkit_accept_check_pass gauge\n";
+  std::string verdict =
+      "# HELP railkit_accept_check_verdict 1 for the verdict of the acceptance check (label verdict: pass, fail, "
+      "skipped, explained or reported); one series per check.\n"
+      "# TYPE railkit_accept_check_verdict gauge\n";
   std::string bw = "# HELP railkit_accept_busbw_gbps Bus bandwidth measured by the acceptance check, GB/s (1e9 B/s).\n"
                    "# TYPE railkit_accept_busbw_gbps gauge\n";
-  const auto add = [&](const AcceptEntity& e) {
+  const auto add = [&](const AcceptEntity& e, bool node) {
     for (const AcceptCheck& c : e.checks) {
-      const std::string labels = fmt::format("node=\"{}\",check=\"{}\"", prom_escape(e.name), prom_escape(c.check));
-      pass += fmt::format("railkit_accept_check_pass{{{}}} {}\n", labels, c.verdict == Verdict::Fail ? 0 : 1);
+      std::string labels = fmt::format("check=\"{}\"", prom_label_value(c.check));
+      if (node) labels = fmt::format("node=\"{}\",{}", prom_label_value(e.name), labels);
+      else if (is_rail(e.name)) labels = fmt::format("rail=\"{}\",{}", prom_label_value(e.name), labels);
+      if (c.verdict == Verdict::Pass || c.verdict == Verdict::Fail)
+        pass += fmt::format("railkit_accept_check_pass{{{}}} {}\n", labels, c.verdict == Verdict::Pass ? 1 : 0);
+      verdict += fmt::format("railkit_accept_check_verdict{{{},verdict=\"{}\"}} 1\n", labels, name(c.verdict));
       if (c.busbw_GBps) bw += fmt::format("railkit_accept_busbw_gbps{{{}}} {:.6g}\n", labels, *c.busbw_GBps);
     }
   };
-  for (const auto& e : r.nodes) add(e);
-  for (const auto& e : r.cluster) add(e);
-  return pass + bw;
+  for (const auto& e : r.nodes) add(e, true);
+  for (const auto& e : r.cluster) add(e, false);
+  const std::string when = fmt::format(
+      "# HELP railkit_accept_last_run_timestamp_seconds When the acceptance run of this file finished (Unix time).\n"
+      "# TYPE railkit_accept_last_run_timestamp_seconds gauge\n"
+      "railkit_accept_last_run_timestamp_seconds {:.3f}\n",
+      r.finished_unix_s);
+  return pass + verdict + bw + when;
 }
 
 std::string render_good_hosts(const AcceptReport& r) {

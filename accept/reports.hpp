@@ -1,6 +1,7 @@
 #pragma once
 // What `railkit accept` found, and its printers: the table, accept.json (`railkit.accept/1`),
 // JUnit XML, a Prometheus textfile and good-hosts. No stage prints a report; these do.
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,15 +21,26 @@ struct AcceptCheck {
   std::string measured;  ///< text: "12.34 GB/s", "2 errors", "skipped"
   std::optional<double> busbw_GBps;
   std::string expected;
-  std::string rule;      ///< "profile" | "suite" | "peers" | "lint" | "majority" | "isolation" | "none (reported)"
-  Verdict verdict = Verdict::Pass;  ///< written as name(verdict): pass | fail | skipped | explained
+  std::string rule;      ///< "profile" | "suite" | "peers" | "lint" | "majority" | "isolation" | "none" ...
+  /// Written as name(verdict): pass | fail | skipped | explained | reported (measured, no rule
+  /// judged it: never a pass).
+  Verdict verdict = Verdict::Pass;
   std::string evidence;
 };
+
+/// The verdict of a set of checks (a node's, a cluster entity's, the whole run's):
+/// - fail: a check failed;
+/// - pass: something was judged (pass or explained) and nothing failed, and when bandwidth was
+///   measured (a check is reported) some measurement was judged too: the topology checks
+///   (`topo.*`, configuration) alone never make measurements that no rule judged a pass;
+/// - reported: checks were measured but none of the measurements was judged;
+/// - skipped: nothing ran (no check, or every check skipped).
+Verdict overall_verdict(const std::vector<const AcceptCheck*>& checks);
 
 struct AcceptEntity {
   std::string name;
   std::vector<AcceptCheck> checks;
-  /// Fail when a check failed, else Pass.
+  /// overall_verdict of its checks.
   Verdict verdict() const;
 };
 
@@ -48,8 +60,18 @@ struct AcceptReport {
   std::vector<CommandRecord> commands;                              ///< every command run, in order
   nlohmann::ordered_json pairs = nlohmann::ordered_json::array();   ///< pair results with rounds
   nlohmann::ordered_json isolation = nlohmann::ordered_json::object();
-  nlohmann::ordered_json rules = nlohmann::ordered_json::object();  ///< peer fraction, statistic and why
+  nlohmann::ordered_json rules = nlohmann::ordered_json::object();  ///< peer fraction, statistic, profile and why
+  std::vector<std::string> notes;  ///< what a reader must know to read the verdicts (scale, stages that could not apply)
+  double finished_unix_s = 0;      ///< when the run finished (Unix time, s); 0 = not recorded
+  /// overall_verdict of every check of every node and cluster entity.
+  Verdict verdict() const;
+  /// verdict() == Pass.
   bool passed() const;
+  /// Checks per verdict name (pass, fail, skipped, explained, reported), every name present.
+  std::map<std::string, int> counts() const;
+  /// One line saying why the run has its verdict: "2 checks failed", "12 checks judged, all
+  /// passed; 2 reported without a rule", "nothing judged: ..." (reported or skipped).
+  std::string verdict_reason() const;
   /// The cluster entity `name`, added at the end when there is none yet.
   AcceptEntity& cluster_entity(const std::string& name);
 };
@@ -58,17 +80,26 @@ struct AcceptReport {
 std::string xml_escape(std::string_view s);
 /// A Prometheus label value: backslash, double quote and newline escaped.
 std::string prom_escape(std::string_view s);
+/// A Prometheus label value without white space: a space after a digit is dropped ("16 KiB" ->
+/// "16KiB"), any other white space becomes '_'; then prom_escape.
+std::string prom_label_value(std::string_view s);
 
-/// The table: node | check | measured | expected | verdict | rule, then `node: PASS|FAIL`.
+/// The table: node | check | measured | expected | verdict | rule, then `node: PASS|FAIL|REPORTED|SKIPPED`
+/// per node, the notes (`note: ...`) and `verdict: PASS|... (reason)`.
 std::string render_accept_table(const AcceptReport& r);
 /// accept.json.
 nlohmann::ordered_json to_json(const AcceptReport& r);
 /// JUnit XML: one testsuite, one testcase per node (and cluster entity) and check, classname =
-/// node; failed checks carry <failure message="...">.
+/// node; failed checks carry <failure message="...">, skipped checks <skipped message="..."/>,
+/// reported checks <skipped message="reported: ..."/> (measured but judged by no rule: not a pass).
 std::string render_junit(const AcceptReport& r);
-/// Prometheus textfile: railkit_accept_check_pass and railkit_accept_busbw_gbps gauges.
+/// Prometheus textfile (accept/README.md#reports): railkit_accept_check_pass (1 pass, 0 fail;
+/// judged checks only), railkit_accept_check_verdict (1, the verdict in a label),
+/// railkit_accept_busbw_gbps and railkit_accept_last_run_timestamp_seconds. Labels: `node` for a
+/// node's checks, `rail` for a rail's, `check`; no white space in label values.
 std::string render_prometheus(const AcceptReport& r);
-/// good-hosts: one line per node that passed (its hostfile line: the host, or the emulated name).
+/// good-hosts: one line per node that passed (its hostfile line: the host, or the emulated name);
+/// a node whose measurements no rule judged (reported) is not listed.
 std::string render_good_hosts(const AcceptReport& r);
 
 }  // namespace railkit::accept

@@ -17,7 +17,7 @@ Judgement judge(const AcceptSuite& suite, std::string_view stage, std::string_vi
       j.rule = "suite";
       j.expected_GBps = t.busbw_GBps;
       j.expected = fmt::format(">= {:.3f} GB/s", t.busbw_GBps);
-      j.pass = measured >= t.busbw_GBps;
+      j.verdict = measured >= t.busbw_GBps ? Verdict::Pass : Verdict::Fail;
       return j;
     }
   }
@@ -26,12 +26,12 @@ Judgement judge(const AcceptSuite& suite, std::string_view stage, std::string_vi
     j.rule = "peers";
     j.expected_GBps = suite.peer_fraction * med;
     j.expected = fmt::format(">= {:.3f} GB/s ({:g} x peers' median {:.3f})", *j.expected_GBps, suite.peer_fraction, med);
-    j.pass = measured >= *j.expected_GBps;
+    j.verdict = measured >= *j.expected_GBps ? Verdict::Pass : Verdict::Fail;
     return j;
   }
-  j.rule = "none (reported)";
+  j.rule = "none";
   j.expected = "-";
-  j.pass = true;
+  j.verdict = Verdict::Reported;
   return j;
 }
 
@@ -40,8 +40,29 @@ Judgement judge_expectation(const ProfileExpectation& e, double measured) {
   j.rule = "profile";
   j.expected_GBps = e.busbw_GBps * (1 - e.tolerance);
   j.expected = fmt::format(">= {:.3f} GB/s ({:.3f} - {:.3g}%)", *j.expected_GBps, e.busbw_GBps, e.tolerance * 100);
-  j.pass = measured >= *j.expected_GBps;
+  j.verdict = measured >= *j.expected_GBps ? Verdict::Pass : Verdict::Fail;
   return j;
+}
+
+std::string Scale::describe() const {
+  std::vector<std::string> parts;
+  if (nodes > 0) parts.push_back(fmt::format("{} node{}", nodes, nodes == 1 ? "" : "s"));
+  if (ranks_per_node > 0) parts.push_back(fmt::format("{} rank{} per node", ranks_per_node, ranks_per_node == 1 ? "" : "s"));
+  std::string out = join(parts, " x ");
+  if (ranks > 0) out += fmt::format("{}{} rank{}{}", out.empty() ? "" : " (", ranks, ranks == 1 ? "" : "s", out.empty() ? "" : ")");
+  return out.empty() ? "an unrecorded scale" : out;
+}
+
+Scale profile_scale(const ProfileDocument& p) {
+  return Scale{p.cluster.nodes, p.cluster.ranks_per_node, p.cluster.ranks};
+}
+
+std::optional<std::string> other_scale(const ProfileDocument& p, const Scale& run) {
+  const Scale ps = profile_scale(p);
+  const auto differs = [](int recorded, int actual) { return recorded > 0 && recorded != actual; };
+  if (!differs(ps.nodes, run.nodes) && !differs(ps.ranks_per_node, run.ranks_per_node) && !differs(ps.ranks, run.ranks))
+    return std::nullopt;
+  return fmt::format("profile '{}' was measured on {}; this run is {}", p.name, ps.describe(), run.describe());
 }
 
 std::optional<double> Measured::of(const std::string& group, const std::string& coll) const {

@@ -18,19 +18,39 @@ namespace railkit::accept {
 
 /// How one measurement was judged.
 struct Judgement {
-  bool pass = true;
-  std::string rule;       ///< "profile" | "suite" | "peers" | "none (reported)"
+  Verdict verdict = Verdict::Reported;  ///< Pass | Fail; Reported when no rule judged it
+  std::string rule;       ///< "profile" | "suite" | "peers" | "none"
   std::string expected;   ///< ">= 12.30 GB/s (0.9 x peers' median 13.67)"
   std::optional<double> expected_GBps;
+  bool failed() const { return verdict == Verdict::Fail; }
 };
 
 /// Against the suite's threshold for (stage, coll, bytes) when there is one, else against the
-/// median of `peers` (below fraction x median fails), else no rule (passes, "none (reported)").
+/// median of `peers` (below fraction x median fails), else no rule: Verdict::Reported, rule
+/// "none", expected "-" (measured, never a pass).
 Judgement judge(const AcceptSuite& suite, std::string_view stage, std::string_view coll, std::uint64_t bytes,
                 double measured_GBps, const std::vector<double>& peers);
 
 /// Against a profile expectation: passes at or above busbw x (1 - tolerance).
 Judgement judge_expectation(const ProfileExpectation& e, double measured_GBps);
+
+/// The scale of a run or a profile: nodes and ranks per node (0 = not recorded).
+struct Scale {
+  int nodes = 0;
+  int ranks_per_node = 0;
+  int ranks = 0;
+  /// "1 node x 4 ranks (4 ranks)", "4 nodes x 2 ranks (8 ranks)"; parts not recorded are left out.
+  std::string describe() const;
+};
+
+/// The scale a profile was measured at (its `cluster` block).
+Scale profile_scale(const ProfileDocument& p);
+
+/// Why a profile's expectations do not apply to a run at `run`: the profile records a scale
+/// (nodes, ranks per node, ranks; each figure it records) that differs. nullopt when they agree
+/// or the profile records none. Same rule as the NCCL tuner plugin's: a profile measured at
+/// another scale is no evidence for this one.
+std::optional<std::string> other_scale(const ProfileDocument& p, const Scale& run);
 
 /// busbw at the largest size of each (group, coll) of a results document: out-of-place when
 /// measured, else in-place. Results without a --split group are the group "all".

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "accept/suite.hpp"
+
 namespace railkit::accept {
 
 InterruptedError accept_interrupted(int signal, const std::filesystem::path& out_dir) {
@@ -20,8 +22,10 @@ LaunchBenchRunner::LaunchBenchRunner(launch::LaunchContext ctx, int emulated_rpn
 BenchOutcome LaunchBenchRunner::run(const std::string& stage, const launch::BenchConfig& config) {
   launch::BenchConfig c = config;
   if (emulated_rpn_ > 0) c.args.insert(c.args.end(), {"--ranks-per-node", std::to_string(emulated_rpn_)});
+  launch::LaunchContext ctx = ctx_;
+  ctx.bench_args = without_overridden(ctx_.bench_args, c.args);
   progress_ << fmt::format("railkit accept: {}: {} ...\n", stage, c.name) << std::flush;
-  const launch::TrialRun tr = launch::run_config(ctx_, c, "bench/" + c.name, envp_, {});
+  const launch::TrialRun tr = launch::run_config(ctx, c, "bench/" + c.name, envp_, {});
   BenchOutcome out;
   out.command = CommandRecord{stage, tr.record.command, tr.launch.describe(), tr.launch.elapsed_s};
   if (tr.launch.end == LaunchResult::End::Interrupted) throw accept_interrupted(tr.launch.signal, ctx_.out_dir);

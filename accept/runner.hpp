@@ -27,7 +27,8 @@ class BenchRunner {
   virtual ~BenchRunner() = default;
   /// One launch for `stage` ("node", "pair" ...) of configuration `c` (c.name: a name unique in the
   /// run, e.g. "pair-round1-confirm"; c.args: the stage's own arguments, e.g. --split, after the
-  /// common ones). Throws InterruptedError when a signal interrupted the launch.
+  /// common ones; sizes and collectives there replace the common ones). Throws InterruptedError
+  /// when a signal interrupted the launch.
   virtual BenchOutcome run(const std::string& stage, const launch::BenchConfig& c) = 0;
 };
 
@@ -37,7 +38,8 @@ InterruptedError accept_interrupted(int signal, const std::filesystem::path& out
 
 /// The real runner: railkit-bench under the launcher (launch::run_config), results and logs in
 /// ctx.out_dir/bench/, progress lines on `progress`. Emulated nodes (emulated_rpn > 0) get
-/// `--ranks-per-node emulated_rpn` after the stage's arguments.
+/// `--ranks-per-node emulated_rpn` after the stage's arguments. A launch whose arguments set sizes
+/// or collectives (-b, -e, -f, -i, --coll) replaces those of the common arguments (without_overridden).
 class LaunchBenchRunner final : public BenchRunner {
  public:
   LaunchBenchRunner(launch::LaunchContext ctx, int emulated_rpn, char* const* envp, std::ostream& progress);

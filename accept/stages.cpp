@@ -1,6 +1,7 @@
 #include "accept/stages.hpp"
 
 #include <algorithm>
+#include <map>
 #include <ostream>
 #include <set>
 
@@ -18,8 +19,9 @@ namespace {
 /// One launch through the runner, counted and recorded in `r`; the document, or nullopt with
 /// the reason in `why`.
 std::optional<ResultsDocument> launch(const BenchStages& s, StageResult& r, const std::string& stage,
-                                      const std::string& base, std::vector<std::string> args, std::string& why) {
-  BenchOutcome out = s.runner.run(stage, launch::BenchConfig{base, {}, std::move(args)});
+                                      const std::string& base, std::vector<std::string> args, std::string& why,
+                                      const std::map<std::string, std::string>* env = nullptr) {
+  BenchOutcome out = s.runner.run(stage, launch::BenchConfig{base, env ? *env : s.env, std::move(args)});
   ++r.launches;
   r.bench_seconds += out.command.elapsed_s;
   r.commands.push_back(std::move(out.command));
@@ -27,10 +29,11 @@ std::optional<ResultsDocument> launch(const BenchStages& s, StageResult& r, cons
   return std::move(out.doc);
 }
 
-/// A stage's launch failed: a cluster-level failure naming why (nodes are not blamed).
-void launch_failed(StageResult& r, const std::string& stage, const std::string& why) {
-  r.cluster_checks.emplace_back("stage:" + stage, AcceptCheck{stage + ".launch", "failed", std::nullopt, "runs", "launch",
-                                                              Verdict::Fail, why});
+/// A stage's launch failed: a cluster-level failure naming why (nodes are not blamed). `which`
+/// ("@round1", "@1 MiB") tells apart the checks of a stage that can lose several launches.
+void launch_failed(StageResult& r, const std::string& stage, const std::string& why, const std::string& which = "") {
+  r.cluster_checks.emplace_back("stage:" + stage, AcceptCheck{stage + ".launch" + which, "failed", std::nullopt, "runs",
+                                                              "launch", Verdict::Fail, why});
 }
 
 /// The check of one group of a split launch; a failed group that passed the confirmation launch
@@ -38,15 +41,15 @@ void launch_failed(StageResult& r, const std::string& stage, const std::string& 
 AcceptCheck confirmed_check(const GroupCheck& c, const std::vector<GroupCheck>& second, const std::string& stage,
                             const std::string& what, std::uint64_t bytes, const std::string& statistic) {
   AcceptCheck a{fmt::format("{}.{}", stage, c.coll), format_GBps(c.busbw_GBps), c.busbw_GBps, c.j.expected, c.j.rule,
-                c.j.pass ? Verdict::Pass : Verdict::Fail,
+                c.j.verdict,
                 fmt::format("{} {} at {} (--split {}, group {}, {} time)", c.coll, what, format_bytes(bytes), stage, c.group,
                             statistic)};
-  if (c.j.pass) return a;
+  if (!c.j.failed()) return a;
   const auto again = std::find_if(second.begin(), second.end(),
                                   [&](const GroupCheck& s2) { return s2.group == c.group && s2.coll == c.coll; });
   if (again == second.end()) return a;
   a.evidence += fmt::format("; confirmation launch: {} ({})", format_GBps(again->busbw_GBps), again->j.expected);
-  if (again->j.pass) {
+  if (!again->j.failed()) {
     a.verdict = Verdict::Pass;
     a.evidence += ": passed, the first launch was noise";
   }
@@ -68,7 +71,7 @@ std::vector<std::pair<std::size_t, AcceptCheck>> split_stage(const BenchStages& 
   const Measured m = measured_of(*doc, s.suite.statistic);
   const std::vector<GroupCheck> first = judge_groups(s.suite, stage, m, groups);
   std::vector<GroupCheck> second;
-  if (std::any_of(first.begin(), first.end(), [](const GroupCheck& c) { return !c.j.pass; })) {
+  if (std::any_of(first.begin(), first.end(), [](const GroupCheck& c) { return c.j.failed(); })) {
     s.progress << fmt::format("railkit accept: {}: a group is suspect; confirming with a second launch\n", stage)
                << std::flush;
     if (const auto again = launch(s, r, stage, stage + "-confirm", {"--split", stage}, why))
@@ -139,7 +142,7 @@ void measure_rounds(const BenchStages& s, PairStage& p, const std::vector<std::v
     std::string why;
     const auto doc = launch(s, p, "pair", fmt::format("pair-round{}", r), {"--split", pairs_split(rounds[r])}, why);
     if (!doc) {
-      launch_failed(p, "pair", fmt::format("round {}: {}", r, why));
+      launch_failed(p, "pair", fmt::format("round {}: {}", r, why), fmt::format("@round{}", r));
       continue;
     }
     const Measured m = measured_of(*doc, s.suite.statistic);
@@ -163,7 +166,7 @@ void confirm_pairs(const BenchStages& s, PairStage& p, std::size_t rounds, const
     std::string why;
     const auto doc = launch(s, p, "pair", fmt::format("pair-round{}-confirm", r), {"--split", pairs_split(again)}, why);
     if (!doc) {
-      launch_failed(p, "pair", fmt::format("round {} confirmation: {}", r, why));
+      launch_failed(p, "pair", fmt::format("round {} confirmation: {}", r, why), fmt::format("@round{}-confirm", r));
       continue;
     }
     const Measured m = measured_of(*doc, s.suite.statistic);
@@ -186,6 +189,17 @@ PairStage pair_stage(const BenchStages& s, const std::vector<std::string>& names
     p.skipped = "one node: no pair";
     return p;
   }
+  if (n < kPairStageMinNodes) {
+    p.skipped = fmt::format("{} nodes: the pair stage needs at least {} nodes to isolate (the only pair would be "
+                            "compared with itself, and a slow pair of two cannot say which node is slow)",
+                            n, kPairStageMinNodes);
+    for (int i = 0; i < n; ++i)
+      p.node_checks.emplace_back(static_cast<std::size_t>(i),
+                                 AcceptCheck{fmt::format("pair.{}", coll), "not measured", std::nullopt,
+                                             fmt::format("{}+ nodes", kPairStageMinNodes), "none", Verdict::Skipped,
+                                             p.skipped});
+    return p;
+  }
   const auto rounds = circle_rounds(n);
   s.progress << fmt::format(
                     "railkit accept: pair stage: {} node{}, {} round{} of {} concurrent pair{} (circle method){}\n", n,
@@ -198,7 +212,7 @@ PairStage pair_stage(const BenchStages& s, const std::vector<std::string>& names
   for (const PairRecord& pr : p.pairs) all.push_back(pr.pair.busbw_GBps);
   for (PairRecord& pr : p.pairs) {
     pr.judgement = judge(s.suite, "pair", coll, p.bytes, pr.pair.busbw_GBps, all);
-    pr.pair.suspect = !pr.judgement.pass;
+    pr.pair.suspect = pr.judgement.failed();
   }
   confirm_pairs(s, p, rounds.size(), coll);
   if (!p.pairs.empty()) {
@@ -230,48 +244,138 @@ ojson pairs_json(const PairStage& p, const std::vector<std::string>& names, cons
 
 namespace {
 
-/// The profile's expectations against the whole-set document; the (coll, bytes) judged.
-std::set<std::pair<std::string, std::uint64_t>> expectation_checks(const BenchStages& s, AllStage& a,
-                                                                   const ProfileDocument& profile,
-                                                                   const ResultsDocument& doc) {
-  std::set<std::pair<std::string, std::uint64_t>> judged;
-  for (const ProfileExpectation& x : profile.expectations) {
+/// The record of `coll` at `bytes` in the first document that has it (out-of-place when measured).
+const ResultRecord* find_record(const std::vector<ResultsDocument>& docs, const std::string& coll, std::uint64_t bytes) {
+  for (const ResultsDocument& d : docs) {
     const ResultRecord* rec = nullptr;
-    for (const ResultRecord& r : doc.results)
-      if (r.op == x.coll && r.bytes == x.bytes && (!rec || rec->in_place)) rec = &r;
+    for (const ResultRecord& r : d.results)
+      if (r.op == coll && r.bytes == bytes && !r.group && (!rec || rec->in_place)) rec = &r;
+    if (rec) return rec;
+  }
+  return nullptr;
+}
+
+/// The settings an expectation was measured with when they are not every launch's (s.env): a
+/// decision's other than settings.env. nullopt: measured with s.env.
+using Env = std::map<std::string, std::string>;
+std::optional<Env> own_env(const BenchStages& s, const ProfileExpectation& x) {
+  if (!x.env || *x.env == s.env) return std::nullopt;
+  return x.env;
+}
+
+/// The whole set's documents per environment they were measured with (nullopt: s.env).
+using DocsByEnv = std::map<std::optional<Env>, std::vector<ResultsDocument>>;
+
+/// A launch name's part for a decision's label: '/' and spaces become '_'.
+std::string name_part(std::string label) {
+  std::replace_if(label.begin(), label.end(), [](char c) { return c == '/' || c == ' '; }, '_');
+  return label.empty() ? std::string("defaults") : label;
+}
+
+/// One launch per size (and settings) of the profile's expectations that no launch measured yet
+/// (`-b S -e S --coll` the expectations' collectives at S, named "all-<S>", or "all-<S>@<config>"
+/// with the settings of the decision an expectation was measured with); their documents are
+/// added to `docs`.
+void measure_expectation_sizes(const BenchStages& s, AllStage& a, const ProfileDocument& profile, DocsByEnv& docs) {
+  struct Todo {
+    std::set<std::string> colls;
+    std::string config;
+  };
+  std::map<std::pair<std::optional<Env>, std::uint64_t>, Todo> todo;
+  for (const ProfileExpectation& x : profile.expectations) {
+    const std::optional<Env> env = own_env(s, x);
+    if (find_record(docs[env], x.coll, x.bytes)) continue;
+    Todo& t = todo[{env, x.bytes}];
+    t.colls.insert(x.coll);
+    t.config = x.config;
+  }
+  for (const auto& [key, t] : todo) {
+    const auto& [env, bytes] = key;
+    std::string why;
+    const std::vector<std::string> args{"-b", std::to_string(bytes), "-e", std::to_string(bytes), "--coll",
+                                        join(std::vector<std::string>(t.colls.begin(), t.colls.end()), ",")};
+    const std::string name = env ? fmt::format("all-{}@{}", bytes, name_part(t.config)) : fmt::format("all-{}", bytes);
+    if (auto doc = launch(s, a, "all", name, args, why, env ? &*env : nullptr)) docs[env].push_back(std::move(*doc));
+    else
+      launch_failed(a, "all", fmt::format("the profile's expectations at {}: {}", format_bytes(bytes), why),
+                    "@" + format_bytes(bytes) + (env ? "@" + name_part(t.config) : ""));
+  }
+}
+
+/// The profile's expectations, each at its own size; the (coll, bytes) measured (so that the
+/// suite's rules do not judge them a second time). A profile measured at another scale is not
+/// applied: its expectation is reported, or the suite's threshold at that size judges.
+std::set<std::pair<std::string, std::uint64_t>> expectation_checks(const BenchStages& s, AllStage& a,
+                                                                   const ProfileDocument& profile, DocsByEnv& docs,
+                                                                   const Scale& run) {
+  const AcceptSuite& suite = s.suite;
+  std::set<std::pair<std::string, std::uint64_t>> judged;
+  const std::optional<std::string> other = other_scale(profile, run);
+  const std::string profile_source = fmt::format("whole set, expectation of profile '{}'", profile.name);
+  for (const ProfileExpectation& x : profile.expectations) {
+    const std::optional<Env> env = own_env(s, x);
     const std::string name = fmt::format("all.{}@{}", x.coll, format_bytes(x.bytes));
+    const ResultRecord* rec = find_record(docs[env], x.coll, x.bytes);
+    const std::string source =
+        env ? fmt::format("{}, measured with the settings of decision '{}' as the profile was", profile_source, x.config)
+            : profile_source;
     if (!rec) {
-      if (std::find(s.suite.colls.begin(), s.suite.colls.end(), x.coll) != s.suite.colls.end())
-        a.cluster_checks.emplace_back(
-            "all", AcceptCheck{name, "not measured", std::nullopt, fmt::format(">= {:.3f} GB/s", x.busbw_GBps), "profile",
-                               Verdict::Skipped, "this size was not measured: widen -b/-e in --bench-args"});
+      a.cluster_checks.emplace_back(
+          "all", AcceptCheck{name, "not measured", std::nullopt, fmt::format(">= {:.3f} GB/s", x.busbw_GBps), "profile",
+                             Verdict::Skipped,
+                             fmt::format("railkit-bench did not measure {} at exactly {} (its launch failed, or the "
+                                         "size does not divide among the ranks)",
+                                         x.coll, format_bytes(x.bytes))});
       continue;
     }
+    if (!env) judged.insert({x.coll, x.bytes});
     const Judgement j = judge_expectation(x, rec->busbw_GBps);
-    std::string ev = fmt::format("whole set, expectation of profile '{}'", profile.name);
-    if (profile.cluster.ranks > 0 && profile.cluster.ranks != doc.run.nranks)
-      ev += fmt::format(" (made on {} ranks, this run has {})", profile.cluster.ranks, doc.run.nranks);
-    a.cluster_checks.emplace_back("all", AcceptCheck{name, format_GBps(rec->busbw_GBps), rec->busbw_GBps, j.expected,
-                                                     j.rule, j.pass ? Verdict::Pass : Verdict::Fail, ev});
-    judged.insert({x.coll, x.bytes});
-    a.failed = a.failed || !j.pass;
+    if (!other) {
+      a.cluster_checks.emplace_back("all", AcceptCheck{name, format_GBps(rec->busbw_GBps), rec->busbw_GBps, j.expected,
+                                                       j.rule, j.verdict, source});
+      continue;
+    }
+    // Another scale: not applied; a suite threshold at this size still judges.
+    const std::string why = fmt::format("{}: {}: a profile measured at another scale is no evidence for this one, so "
+                                        "its expectation ({}) is not applied",
+                                        source, *other, j.expected);
+    const Judgement t = judge(suite, "all", x.coll, x.bytes, rec->busbw_GBps, {});
+    if (t.rule == "suite")
+      a.cluster_checks.emplace_back("all", AcceptCheck{name, format_GBps(rec->busbw_GBps), rec->busbw_GBps, t.expected,
+                                                       t.rule, t.verdict, why + "; the suite's threshold judged it"});
+    else
+      a.cluster_checks.emplace_back("all", AcceptCheck{name, format_GBps(rec->busbw_GBps), rec->busbw_GBps,
+                                                       "not applied: " + j.expected, "profile (other scale)",
+                                                       Verdict::Reported, why + ": reported"});
   }
   return judged;
 }
 
+Verdict verdict_of(const StageResult& r, const std::string& entity) {
+  std::vector<const AcceptCheck*> checks;
+  for (const auto& [e, c] : r.cluster_checks)
+    if (e == entity) checks.push_back(&c);
+  return overall_verdict(checks);
+}
+
 }  // namespace
 
-AllStage all_stage(const BenchStages& s, const std::optional<ProfileDocument>& profile) {
+AllStage all_stage(const BenchStages& s, const std::optional<ProfileDocument>& profile, const Scale& run) {
   AllStage a;
   std::string why;
-  const auto doc = launch(s, a, "all", "all", {}, why);
+  auto doc = launch(s, a, "all", "all", {}, why);
   if (!doc) {
     launch_failed(a, "all", why);
     return a;
   }
-  std::set<std::pair<std::string, std::uint64_t>> judged;
-  if (profile) judged = expectation_checks(s, a, *profile, *doc);
   const Measured m = measured_of(*doc, s.suite.statistic);
+  DocsByEnv docs;
+  docs[std::nullopt].push_back(std::move(*doc));
+  std::set<std::pair<std::string, std::uint64_t>> judged;
+  if (profile) {
+    measure_expectation_sizes(s, a, *profile, docs);
+    judged = expectation_checks(s, a, *profile, docs, run);
+  }
   for (const std::string& coll : s.suite.colls) {
     const std::optional<double> v = m.of("all", coll);
     if (!m.bytes.count(coll) || !v) continue;
@@ -279,10 +383,9 @@ AllStage all_stage(const BenchStages& s, const std::optional<ProfileDocument>& p
     if (judged.count({coll, bytes})) continue;
     const Judgement j = judge(s.suite, "all", coll, bytes, *v, {});
     a.cluster_checks.emplace_back("all", AcceptCheck{fmt::format("all.{}@{}", coll, format_bytes(bytes)), format_GBps(*v),
-                                                     *v, j.expected, j.rule, j.pass ? Verdict::Pass : Verdict::Fail,
-                                                     "whole set"});
-    a.failed = a.failed || !j.pass;
+                                                     *v, j.expected, j.rule, j.verdict, "whole set"});
   }
+  a.verdict = verdict_of(a, "all");
   return a;
 }
 
@@ -390,7 +493,7 @@ void bisect(const BenchStages& s, IsolateStage& out, const std::vector<std::stri
 }  // namespace
 
 IsolateStage isolate_stage(const BenchStages& s, const std::vector<std::string>& names, const std::string& coll,
-                           const PairStage& pairs, bool all_failed) {
+                           const PairStage& pairs, Verdict whole_set) {
   IsolateStage out;
   const auto& ps = pairs.pairs;
   if (std::any_of(ps.begin(), ps.end(), [](const PairRecord& p) { return p.pair.suspect; })) {
@@ -400,8 +503,11 @@ IsolateStage isolate_stage(const BenchStages& s, const std::vector<std::string>&
     return out;
   }
   pair_checks(out, names, coll, pairs, Isolation{});
-  if (!all_failed) {
-    out.isolation = {{"method", "none"}, {"reason", "no suspect pair and the whole set passed"}};
+  if (whole_set != Verdict::Fail) {
+    const char* all = whole_set == Verdict::Pass       ? "the whole set passed"
+                      : whole_set == Verdict::Reported ? "the whole set was measured, but no rule judged it"
+                                                       : "the whole set was not measured";
+    out.isolation = {{"method", "none"}, {"reason", fmt::format("no suspect pair and {}", all)}};
     out.skipped = "nothing to isolate";
     return out;
   }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -38,6 +39,9 @@ struct BenchStages {
   BenchRunner& runner;
   const AcceptSuite& suite;
   std::ostream& progress;
+  /// Every launch's environment: the profile's settings.env, as the job that uses it would run
+  /// (an expectation measured with other settings gets its own launch with exactly those).
+  std::map<std::string, std::string> env = {};
 };
 
 /// `--split node`: each node's busbw per collective against the other nodes'; a failed group is
@@ -56,11 +60,15 @@ struct PairRecord {
   std::optional<double> confirm_GBps;  ///< busbw of the confirmation launch, when there was one
 };
 
+/// The fewest nodes the pair stage isolates with: with two, the only pair is all there is to
+/// compare it with, and a slow pair of two cannot say which of them is slow.
+inline constexpr int kPairStageMinNodes = 3;
+
 /// What the pair stage found: every measured pair, judged against the median of all pairs.
 struct PairStage : StageResult {
   std::vector<PairRecord> pairs;
   std::uint64_t bytes = 0;  ///< the size judged (the largest measured)
-  std::string rule = "none (reported)";
+  std::string rule = "none";
   std::string expected = "-";
   std::vector<PairResult> results() const;
 };
@@ -68,7 +76,8 @@ struct PairStage : StageResult {
 /// The circle method's rounds, one launch each (`--split nodes:0+3,1+2`), busbw of `coll`;
 /// suspect pairs of a round are launched again (the round's other pairs sit out) and stay
 /// suspect only when below the same bar again. `per_launch_s` (mean launch time so far, 0 =
-/// unknown) feeds the estimate printed first. Skipped with one node.
+/// unknown) feeds the estimate printed first. Skipped with one node; skipped below
+/// kPairStageMinNodes with a skipped `pair.<coll>` check per node saying why.
 PairStage pair_stage(const BenchStages& s, const std::vector<std::string>& names, const std::string& coll,
                      double per_launch_s);
 
@@ -77,23 +86,31 @@ nlohmann::ordered_json pairs_json(const PairStage& p, const std::vector<std::str
 
 /// What the whole-set stage found.
 struct AllStage : StageResult {
-  bool failed = false;  ///< a whole-set check failed (bisection runs when no pair is suspect)
+  /// overall_verdict of its checks (entity "all"): Fail runs bisection when no pair is suspect;
+  /// Skipped when nothing was measured.
+  Verdict verdict = Verdict::Skipped;
 };
 
-/// One launch of every rank, judged by the profile's expectations at the sizes measured, then the
-/// suite's thresholds or no rule for the largest size of each collective; checks on entity "all".
-AllStage all_stage(const BenchStages& s, const std::optional<ProfileDocument>& profile);
+/// The whole set: one launch of every rank at the bench sizes ("all"), then one launch per size
+/// of the profile's expectations that it did not measure ("all-<bytes>": `-b S -e S --coll` the
+/// expectations' collectives at S), so that every expectation is measured at its own size.
+/// Judged: each expectation (rule "profile"; when the profile was measured at another scale than
+/// `run` (other_scale), Verdict::Reported with rule "profile (other scale)": not applied), then
+/// the largest size of each suite collective that the profile did not judge, by the suite's
+/// thresholds or no rule (Verdict::Reported). Checks on entity "all".
+AllStage all_stage(const BenchStages& s, const std::optional<ProfileDocument>& profile, const Scale& run);
 
 /// What the isolation stage found.
 struct IsolateStage : StageResult {
   nlohmann::ordered_json isolation = nlohmann::ordered_json::object();  ///< accept.json's `isolation`
 };
 
-/// Suspect pairs: isolate_pairs on them. None, but the whole set failed: bisection (halves at
-/// once, into the slower half). Either way every node that had pairs gets its `pair.<coll>`
-/// check (the median of its pairs; failed when convicted or on a guilty link). Skipped
-/// ("nothing to isolate") when no pair is suspect and the whole set passed.
+/// Suspect pairs: isolate_pairs on them. None, but the whole set failed (`whole_set` Fail):
+/// bisection (halves at once, into the slower half). Either way every node that had pairs gets
+/// its `pair.<coll>` check (the median of its pairs; failed when convicted or on a guilty link).
+/// Skipped ("nothing to isolate") when no pair is suspect and the whole set did not fail; the
+/// reason says whether it passed, was judged by no rule, or was not measured.
 IsolateStage isolate_stage(const BenchStages& s, const std::vector<std::string>& names, const std::string& coll,
-                           const PairStage& pairs, bool all_failed);
+                           const PairStage& pairs, Verdict whole_set);
 
 }  // namespace railkit::accept

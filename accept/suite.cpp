@@ -275,4 +275,42 @@ std::vector<std::string> stage_bench_args(const std::vector<std::string>& user, 
   return args;
 }
 
+namespace {
+
+/// Flags that a launch's own arguments may override, each with its spellings.
+const std::vector<std::vector<std::string_view>>& overridable() {
+  static const std::vector<std::vector<std::string_view>> flags{
+      {"-b", "--minbytes"}, {"-e", "--maxbytes"}, {"-f", "--stepfactor"}, {"-i", "--stepbytes"}, {"--coll"}};
+  return flags;
+}
+
+/// How many arguments `args[i]` takes up as flag `name`: 2 ("-b 4K"), 1 ("-b4K", "-b=4K",
+/// "--coll=x"), 0 (not this flag).
+std::size_t flag_span(const std::vector<std::string>& args, std::size_t i, std::string_view name) {
+  const std::string_view a = args[i];
+  if (a == name) return i + 1 < args.size() ? 2 : 1;
+  if (a.starts_with(name) && a.size() > name.size()) {
+    const bool short_flag = name.size() == 2 && name[0] == '-' && name[1] != '-';
+    if (a[name.size()] == '=' || short_flag) return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<std::string> without_overridden(const std::vector<std::string>& common, const std::vector<std::string>& own) {
+  std::vector<std::string_view> drop;
+  for (const auto& names : overridable())
+    if (sets_any(own, names)) drop.insert(drop.end(), names.begin(), names.end());
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < common.size();) {
+    std::size_t span = 0;
+    for (std::string_view n : drop)
+      if ((span = flag_span(common, i, n)) > 0) break;
+    if (span == 0) out.push_back(common[i++]);
+    else i += span;
+  }
+  return out;
+}
+
 }  // namespace railkit::accept

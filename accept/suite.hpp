@@ -87,4 +87,10 @@ std::vector<std::string> merge_bench_args(const std::vector<std::string>& user, 
 std::vector<std::string> stage_bench_args(const std::vector<std::string>& user, bool emulated,
                                           const std::vector<std::string>& colls);
 
+/// The common arguments of a launch whose own arguments `own` set sizes or collectives (-b, -e,
+/// -f, -i, --coll, in any spelling: "-b 4K", "-b4K", "-b=4K", "--minbytes 4K", "--minbytes=4K"):
+/// `common` without those flags and their values, so that `own` (appended after) replaces them
+/// (railkit-bench refuses a flag given twice).
+std::vector<std::string> without_overridden(const std::vector<std::string>& common, const std::vector<std::string>& own);
+
 }  // namespace railkit::accept

@@ -90,6 +90,9 @@ std::vector<AcceptCheck> homogeneity_checks(const std::vector<topo::NodeFacts>& 
       c.evidence = what.empty() ? "fingerprint differs from the majority" : join(what, "; ");
     } else if (rep.tie) {
       c.measured = "no majority";
+      c.expected = "-";
+      c.rule = "none";
+      c.verdict = Verdict::Reported;
       c.evidence = "fingerprints tie: no majority to compare with";
     }
     out.push_back(std::move(c));
@@ -178,7 +181,8 @@ AcceptCheck nic_check(const json& x, double f) {
     c.evidence = fmt::format("ib_write_bw loopback on {} failed: {}", where, x.value("error", ""));
   } else if (!rate) {
     c.measured = fmt::format("{:.2f} Gb/s", *got);
-    c.rule = "none (reported)";
+    c.rule = "none";
+    c.verdict = Verdict::Reported;
     c.evidence = fmt::format("ib_write_bw loopback on {}: {:.2f} Gb/s; the port's line rate is unknown", where, *got);
   } else {
     c.measured = fmt::format("{:.2f} Gb/s", *got);

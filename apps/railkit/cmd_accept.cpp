@@ -16,6 +16,7 @@
 #include "core/profile.hpp"
 #include "core/strings.hpp"
 #include "accept/accept.hpp"
+#include "launch/bench_run.hpp"
 
 extern char** environ;
 
@@ -36,6 +37,9 @@ struct AcceptCli {
   std::string bench_args;
   std::string bench;
   double timeout_s = 600;
+  bool report_only = false;
+  bool allow_inert = false;
+  bool force = false;
 };
 
 std::string hostname() {
@@ -68,6 +72,10 @@ int run(const AcceptCli& cli) {
     if (cli.np <= 0) throw UsageError("--np: give the rank count (with --ranks-per-node), or --hostfile");
     const int k = cli.ranks_per_node > 0 ? cli.ranks_per_node : (cli.ppn > 0 ? cli.ppn : cli.np);
     o.nodes = accept::emulated_nodes(hostname(), cli.np, k);
+    if (o.nodes.size() == 1)
+      std::cerr << "railkit accept: note: --np " << cli.np << " without --ranks-per-node: the " << cli.np
+                << " ranks form one emulated node (" << o.nodes.front().name
+                << "), which has no peers to be compared with; --ranks-per-node K makes np/K nodes\n";
     o.emulated_rpn = k;
     o.launcher.np = cli.np;
   }
@@ -79,11 +87,19 @@ int run(const AcceptCli& cli) {
   o.out_dir = std::filesystem::absolute(cli.out);
   o.junit = cli.junit;
   o.timeout_s = cli.timeout_s;
+  o.report_only = cli.report_only;
+  o.force = cli.force;
   if (!cli.suite.empty()) o.suite = accept::load_suite(cli.suite);
   if (!cli.profile.empty()) o.profile = load_profile(cli.profile);
   for (auto& n : o.nodes)
     if (const auto it = o.suite.topo_roots.find(n.name); it != o.suite.topo_roots.end()) n.topo_root = it->second;
   (void)accept::merge_bench_args(o.bench_args, o.emulated_rpn > 0);  // refuses what accept sets itself before anything runs
+  o.allow_inert = cli.allow_inert;
+  if (o.profile) {
+    const launch::ExpectedBackend eb = launch::expected_backend(o.bench, o.bench_args, o.launcher, environ);
+    o.expected_backend = eb.backend;
+    o.expected_backend_how = eb.how;
+  }
   return accept::run_accept(o, environ, std::cout, std::cerr);
 }
 
@@ -103,7 +119,14 @@ std::function<int()> setup_accept(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--profile", cli->profile, "profile whose expectations judge the whole-set stage (railkit.profile/1)");
   app.add_option("--suite", cli->suite, "suite file: stages to skip, thresholds, topo roots (railkit.accept-suite/1)");
-  app.add_option("--out", cli->out, "output directory: accept.json, accept.prom, good-hosts, results and logs")->required();
+  app.add_option("--out", cli->out,
+                 "output directory: accept.json, accept.prom, good-hosts, results and logs (absent or empty, or --force)")
+      ->required();
+  app.add_flag("--allow-inert", cli->allow_inert,
+               "use a --profile whose settings cannot reach the backend that runs (NCCL_* on mpi ...); a note says so");
+  app.add_flag("--force", cli->force, "use a non-empty --out: replace railkit accept's outputs there");
+  app.add_flag("--report-only", cli->report_only,
+               "a run that judges nothing (no profile, threshold or peers) exits 0 instead of 11; failures still exit 10");
   app.add_option("--junit", cli->junit, "write JUnit XML here (one testcase per node and check)");
   app.add_option("--bench-args", cli->bench_args, "extra railkit-bench arguments, split at spaces (override the defaults)");
   app.add_option("--bench", cli->bench, "railkit-bench to run (default: the one next to railkit)");

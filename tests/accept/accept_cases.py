@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,9 +44,9 @@ class Ctx:
     def path(self, *parts):
         return os.path.join(self.tmp, *parts)
 
-    def accept(self, out, *args, bench_args=None, timeout=240):
-        argv = [self.railkit, "accept", "--launcher", "mpirun", "--np", "8", "--ranks-per-node", "2",
-                "--out", out, *args]
+    def accept(self, out, *args, bench_args=None, timeout=240, np=8, rpn=2):
+        argv = [self.railkit, "accept", "--launcher", "mpirun", "--np", str(np),
+                *(["--ranks-per-node", str(rpn)] if rpn else []), "--out", out, *args]
         if self.bench:
             argv += ["--bench", self.bench]
         if bench_args is not None:
@@ -182,6 +183,7 @@ def profile_expectations_judge_the_whole_set(ctx):
     suite = ctx.suite("whole.json", {"skip": ["topo", "rdma", "node", "rail", "pair"]})
     for name, busbw, want_rc in (("easy", 1e-6, 0), ("hard", 1e6, 10)):
         prof["expectations"] = [{"coll": "all_reduce", "bytes": 16384, "busbw_GBps": busbw, "tolerance": 0.1}]
+        prof["cluster"].update(nodes=4, ranks=8, ranks_per_node=2)  # this run's scale: applied
         path = ctx.path(name + ".profile.json")
         with open(path, "w") as f:
             json.dump(prof, f)
@@ -203,6 +205,210 @@ def usage_errors(ctx):
                                    (["--suite", "/nonexistent.json"], None, "--suite")):
         rc, so, se = ctx.accept(ctx.path("usage"), *args, bench_args=bench_args, timeout=60)
         check(rc == 6 and what in se and len(se.strip().splitlines()) == 1, f"{args} {bench_args}: rc {rc}\n{se}")
+
+
+def whole_set(doc):
+    return {c["check"]: c for e in doc["cluster"] if e["name"] == "all" for c in e["checks"]}
+
+
+def junit_cases(path):
+    """(classname, name) -> the testcase element."""
+    return {(tc.get("classname"), tc.get("name")): tc for tc in ET.parse(path).getroot().iter("testcase")}
+
+
+def prom_samples(out):
+    """The sample lines of accept.prom: (metric, {label: value}, value)."""
+    samples = []
+    for line in open(os.path.join(out, "accept.prom")):
+        line = line.rstrip("\n")
+        if not line or line.startswith("#"):
+            continue
+        check(line.count(" ") == 1, f"a sample line with white space in its labels: {line!r}")
+        series, value = line.split(" ")
+        metric, _, rest = series.partition("{")
+        labels = dict(kv.split("=", 1) for kv in rest.rstrip("}").split(",")) if rest else {}
+        samples.append((metric, {k: v.strip('"') for k, v in labels.items()}, float(value)))
+    return samples
+
+
+# Only the whole set runs, with no profile and no threshold: it is measured and judged by no rule.
+WHOLE_SET_ONLY = {"skip": ["topo", "rdma", "node", "rail", "pair"]}
+
+
+@case
+def rule_less_whole_set_is_reported_never_passed(ctx):
+    suite = ctx.suite("rule-less.json", WHOLE_SET_ONLY)
+    out, junit = ctx.path("ruleless"), ctx.path("ruleless.xml")
+    rc, so, se = ctx.accept(out, "--suite", suite, "--junit", junit)
+    check(rc == 11, f"rc {rc} (want 11: nothing judged)\n{so}\n{se}")
+    doc = load(os.path.join(out, "accept.json"))
+    whole = whole_set(doc)
+    check(sorted(whole) == ["all.all_gather@16 KiB", "all.all_reduce@16 KiB"], f"whole set {whole}")
+    check(all(c["verdict"] == "reported" and c["rule"] == "none" for c in whole.values()), f"whole set {whole}")
+    check(doc["verdict"] == "reported" and doc["verdict_reason"].startswith("nothing judged: "),
+          f"verdict {doc['verdict']}: {doc['verdict_reason']}")
+    check(doc["counts"]["pass"] == 0 and doc["counts"]["reported"] == 2, f"counts {doc['counts']}")
+    text = open(os.path.join(out, "accept.json")).read()
+    check("whole set passed" not in text and "whole set passed" not in so, f"says the whole set passed:\n{so}")
+    check("measured, but no rule judged it" in doc["isolation"]["reason"], f"isolation {doc['isolation']}")
+    rows = [l for l in so.splitlines() if l.startswith("all ")]
+    check(len(rows) == 2 and all("| reported |" in r and "| pass " not in r for r in rows), f"table rows {rows}")
+    check("verdict: REPORTED (nothing judged: " in so, f"no verdict line:\n{so}")
+    check(good_hosts(out) == [], f"good-hosts {good_hosts(out)}")
+    check(junit_failures(junit) == {}, f"junit failures {junit_failures(junit)}")
+    tcs = junit_cases(junit)
+    check(all(tcs[("all", name)].find("skipped") is not None for name in whole), "reported checks are not <skipped/>")
+    check("railkit accept: nothing judged: " in se and "exit 11" in se, f"no reason on stderr:\n{se}")
+    # --report-only: the same measurements are accepted as a report (exit 0), still not a pass.
+    rc, so, se = ctx.accept(ctx.path("ruleless-report"), "--suite", suite, "--report-only")
+    check(rc == 0, f"--report-only: rc {rc}\n{so}\n{se}")
+    doc = load(os.path.join(ctx.path("ruleless-report"), "accept.json"))
+    check(doc["verdict"] == "reported", f"--report-only: verdict {doc['verdict']}")
+
+
+@case
+def two_nodes_pair_stage_cannot_isolate(ctx):
+    # 2 emulated nodes of 2 ranks; the whole set judged by thresholds any run meets (only the
+    # pair stage is under test here, not timings).
+    suite = ctx.suite("two.json", {"skip": ["topo", "rdma", "node", "rail"],
+                                   "thresholds": [{"stage": "all", "coll": c, "bytes": "16K", "busbw_GBps": 1e-9}
+                                                  for c in ("all_reduce", "all_gather")]})
+    out, junit = ctx.path("two"), ctx.path("two.xml")
+    t0 = time.time()
+    rc, so, se = ctx.accept(out, "--suite", suite, "--junit", junit, np=4, rpn=2)
+    check(rc == 0, f"rc {rc}\n{so}\n{se}")
+    doc = load(os.path.join(out, "accept.json"))
+    two = [f"{HOST}:0", f"{HOST}:1"]
+    check([n["name"] for n in doc["nodes"]] == two, f"nodes {doc['nodes']}")
+    labels = [c["argv"][c["argv"].index("--label") + 1] for c in doc["commands"] if "--label" in c["argv"]]
+    check(not any(l.startswith("pair") for l in labels), f"the only pair was measured: {labels}")
+    check(doc["pairs"] == [], f"pairs {doc['pairs']}")
+    stage = [s for s in doc["stages"] if s["stage"] == "pair"][0]
+    check(stage["status"] == "skipped" and "needs at least 3 nodes to isolate" in stage["reason"], f"stage {stage}")
+    for n in doc["nodes"]:
+        pc = [c for c in n["checks"] if c["check"] == "pair.all_reduce"]
+        check(len(pc) == 1 and pc[0]["verdict"] == "skipped" and "at least 3 nodes" in pc[0]["evidence"],
+              f"{n['name']}: pair checks {pc}")
+        # Nothing of the node's own was judged (the whole set is a cluster check): skipped, not pass.
+        check(n["verdict"] == "skipped", f"{n['name']}: {n['verdict']}")
+    check("at least 3 nodes" in so, f"the table does not say so:\n{so}")
+    check(any(l.startswith(two[0]) and "pair.all_reduce" in l and "| skipped |" in l for l in so.splitlines()),
+          f"no skipped pair row:\n{so}")
+    tcs = junit_cases(junit)
+    for n in two:
+        sk = tcs[(n, "pair.all_reduce")].find("skipped")
+        check(sk is not None and "at least 3 nodes" in sk.get("message"), f"junit {n}: {ET.tostring(tcs[(n, 'pair.all_reduce')])}")
+    # Prometheus: skipped stays skipped (never pass), labels without white space, the run's time.
+    samples = prom_samples(out)
+    for n in two:
+        check(not any(m == "railkit_accept_check_pass" and l.get("node") == n and l["check"] == "pair.all_reduce"
+                      for m, l, _ in samples), f"{n}: a skipped check exported as pass")
+        check(("railkit_accept_check_verdict", {"node": n, "check": "pair.all_reduce", "verdict": "skipped"}, 1.0)
+              in samples, f"{n}: no skipped verdict in accept.prom")
+    check(("railkit_accept_check_pass", {"check": "all.all_reduce@16KiB"}, 1.0) in samples,
+          f"whole set in accept.prom: {[s for s in samples if 'all.' in s[1].get('check', '')]}")
+    ts = [v for m, _, v in samples if m == "railkit_accept_last_run_timestamp_seconds"]
+    check(len(ts) == 1 and t0 - 1 <= ts[0] <= time.time() + 1, f"timestamp {ts}, run between {t0} and {time.time()}")
+
+
+@case
+def np_without_ranks_per_node_judges_nothing(ctx):
+    # `--np 4` alone: one emulated node of 4 ranks, no peer, no profile, no threshold.
+    suite = ctx.suite("np.json", {"skip": ["topo", "rdma"]})
+    out = ctx.path("np4")
+    rc, so, se = ctx.accept(out, "--suite", suite, np=4, rpn=0)
+    check(rc == 11, f"rc {rc} (want 11: nothing judged)\n{so}\n{se}")
+    check(f"{HOST}:0: REPORTED" in so and f"{HOST}:0: PASS" not in so, f"node line:\n{so}")
+    check("without --ranks-per-node" in se and "nothing judged: " in se, f"stderr:\n{se}")
+    doc = load(os.path.join(out, "accept.json"))
+    check(doc["verdict"] == "reported" and doc["nodes"][0]["verdict"] == "reported", f"verdicts {doc['verdict']}")
+    check(good_hosts(out) == [], f"good-hosts {good_hosts(out)}")
+    rc, so, se = ctx.accept(out, "--suite", suite, "--report-only", "--force", np=4, rpn=0)
+    check(rc == 0, f"--report-only: rc {rc}\n{so}\n{se}")
+
+
+@case
+def out_refuses_a_non_empty_directory(ctx):
+    out = ctx.path("used")
+    os.makedirs(os.path.join(out, "bench"))
+    with open(os.path.join(out, "accept.json"), "w") as f:
+        f.write('{"earlier": true}')
+    with open(os.path.join(out, "bench", "stale.json"), "w") as f:
+        f.write("{}")
+    suite = ctx.suite("out.json", WHOLE_SET_ONLY)
+    rc, so, se = ctx.accept(out, "--suite", suite, timeout=60)
+    check(rc == 6 and "--force" in se and len(se.strip().splitlines()) == 1, f"rc {rc}\n{se}")
+    check(open(os.path.join(out, "accept.json")).read() == '{"earlier": true}', "accept.json was overwritten")
+    rc, so, se = ctx.accept(out, "--suite", suite, "--force", "--report-only")
+    check(rc == 0, f"--force: rc {rc}\n{so}\n{se}")
+    check(load(os.path.join(out, "accept.json")).get("schema") == "railkit.accept/1", "accept.json not replaced")
+    check(not os.path.exists(os.path.join(out, "bench", "stale.json")), "an earlier run's document outlived --force")
+
+
+@case
+def profile_expectations_at_their_own_sizes(ctx):
+    # Expectations at 64 KiB and 256 KiB, outside the bench sizes (4K..16K), that any run meets.
+    prof = load(os.path.join(ROOT, "profiles", "examples", "ompi-coll-4ranks.json"))
+    prof["cluster"].update(nodes=4, ranks=8, ranks_per_node=2)
+    # Settings the job would run with: every launch gets them, as the expectations were measured with them.
+    prof["settings"]["env"] = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_allreduce_algorithm": "4"}
+    prof["expectations"] = [{"coll": "all_reduce", "bytes": 65536, "busbw_GBps": 1e-6, "tolerance": 0.1},
+                            {"coll": "all_gather", "bytes": 262144, "busbw_GBps": 1e-6, "tolerance": 0.1}]
+    path = ctx.path("sizes.profile.json")
+    with open(path, "w") as f:
+        json.dump(prof, f)
+    out = ctx.path("sizes")
+    rc, so, se = ctx.accept(out, "--suite", ctx.suite("sizes.json", WHOLE_SET_ONLY), "--profile", path)
+    check(rc == 0, f"rc {rc}\n{so}\n{se}")
+    doc = load(os.path.join(out, "accept.json"))
+    whole = whole_set(doc)
+    for name in ("all.all_reduce@64 KiB", "all.all_gather@256 KiB"):
+        c = whole.get(name)
+        check(c and c["rule"] == "profile" and c["verdict"] == "pass" and c["busbw_GBps"] and c["busbw_GBps"] > 0,
+              f"{name}: {c}\n{so}")
+    labels = [c["argv"][c["argv"].index("--label") + 1] for c in doc["commands"] if "--label" in c["argv"]]
+    check(labels == ["all", "all-65536", "all-262144"], f"launches {labels}")
+    for c in doc["commands"]:
+        check("OMPI_MCA_coll_tuned_allreduce_algorithm=4" in c["argv"], f"a launch without the profile's settings: {c['argv']}")
+    for f in os.listdir(os.path.join(out, "bench")):
+        if f.endswith(".json"):
+            env = load(os.path.join(out, "bench", f))["run"]["env"]
+            check(env.get("OMPI_MCA_coll_tuned_allreduce_algorithm") == "4", f"{f}: run.env {env}")
+    # A profile of NCCL settings on the mpi backend is refused before anything runs, unless --allow-inert.
+    prof["settings"]["env"] = {"NCCL_ALGO": "Ring"}
+    with open(path, "w") as f:
+        json.dump(prof, f)
+    out = ctx.path("inert")
+    rc, so, se = ctx.accept(out, "--suite", ctx.suite("inert.json", WHOLE_SET_ONLY), "--profile", path)
+    check(rc == 6 and "NCCL_ALGO" in se and "mpi backend" in se and len(se.strip().splitlines()) == 1, f"rc {rc}\n{se}")
+    check(not os.path.exists(os.path.join(out, "accept.json")), "a refused run wrote a report")
+    rc, so, se = ctx.accept(out, "--suite", ctx.suite("inert2.json", WHOLE_SET_ONLY), "--profile", path, "--allow-inert")
+    check(rc == 0 and "cannot reach the mpi backend" in so, f"rc {rc}\n{so}\n{se}")
+    check(doc["rules"]["profile"]["expectations_applied"] is True, f"rules {doc['rules']['profile']}")
+
+
+@case
+def profile_of_another_scale_is_named(ctx):
+    # The example profile was made on 1 node of 4 ranks; this run is 4 emulated nodes of 2. Its
+    # expectation (one no run meets) is measured and reported, not applied.
+    prof = load(os.path.join(ROOT, "profiles", "examples", "ompi-coll-4ranks.json"))
+    prof["expectations"] = [{"coll": "all_reduce", "bytes": 16384, "busbw_GBps": 1e6, "tolerance": 0.1}]
+    path = ctx.path("scale.profile.json")
+    with open(path, "w") as f:
+        json.dump(prof, f)
+    out = ctx.path("scale")
+    rc, so, se = ctx.accept(out, "--suite", ctx.suite("scale.json", WHOLE_SET_ONLY), "--profile", path)
+    check(rc == 11, f"rc {rc} (want 11: the expectation is not applied, nothing else judges)\n{so}\n{se}")
+    want = "measured on 1 node x 4 ranks per node (4 ranks); this run is 4 nodes x 2 ranks per node (8 ranks)"
+    check(any(l.startswith("note: ") and want in l and "not applied" in l for l in so.splitlines()), f"table:\n{so}")
+    doc = load(os.path.join(out, "accept.json"))
+    p = doc["rules"]["profile"]
+    check(p["same_scale"] is False and p["expectations_applied"] is False and want in p["why"], f"rules {p}")
+    check(p["scale"] == {"nodes": 1, "ranks": 4, "ranks_per_node": 4}, f"scale {p['scale']}")
+    check(any(want in n for n in doc["notes"]), f"notes {doc['notes']}")
+    c = whole_set(doc).get("all.all_reduce@16 KiB")
+    check(c and c["verdict"] == "reported" and c["rule"] == "profile (other scale)" and want in c["evidence"],
+          f"check {c}")
 
 
 class Netns:

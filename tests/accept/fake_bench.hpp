@@ -2,7 +2,9 @@
 // A fake railkit-bench for accept's stages: a modeled cluster of `nodes` nodes of `rpn` ranks
 // (node i = ranks [i*rpn, (i+1)*rpn), rail k = rank k of every node) that answers each launch
 // with a synthetic results document: one record per collective and --split group, busbw `fast`,
-// or `slow` when the group holds a slow rank or is a pair on a slow link. Records every launch.
+// or `slow` when the group holds a slow rank or is a pair on a slow link. A launch's own `-b S`
+// and `--coll A,B` (as the whole-set stage gives for a profile's sizes) replace `bytes` and
+// `colls` for that launch. Records every launch.
 #include <csignal>
 #include <cstdint>
 #include <map>
@@ -63,20 +65,23 @@ class FakeBench final : public accept::BenchRunner {
       out.why = "exit code 1: rank 3: error: boom";
       return out;
     }
+    const std::string own_bytes = arg_of(c.args, "-b"), own_colls = arg_of(c.args, "--coll");
+    const std::uint64_t size = own_bytes.empty() ? bytes : std::stoull(own_bytes);
     std::vector<Rec> recs;
     for (const auto& [group, ranks] : groups(split_arg(c.args)))
-      for (const std::string& coll : colls)
-        recs.push_back(Rec{coll, bytes, false, busbw(c.name, group, ranks), 0, group});
+      for (const std::string& coll : own_colls.empty() ? colls : railkit::split(own_colls, ','))
+        recs.push_back(Rec{coll, size, false, busbw(c.name, group, ranks), 0, group});
     out.doc = make_doc(c.name, recs);
     return out;
   }
 
  private:
-  static std::string split_arg(const std::vector<std::string>& args) {
+  static std::string arg_of(const std::vector<std::string>& args, const std::string& flag) {
     for (std::size_t i = 0; i + 1 < args.size(); ++i)
-      if (args[i] == "--split") return args[i + 1];
+      if (args[i] == flag) return args[i + 1];
     return "";
   }
+  static std::string split_arg(const std::vector<std::string>& args) { return arg_of(args, "--split"); }
 
   std::set<int> node_ranks(int node) const {
     std::set<int> r;

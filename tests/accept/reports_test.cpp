@@ -2,6 +2,10 @@
 // by their names (pass, fail, skipped, explained).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <sstream>
+
 #include "accept/reports.hpp"
 
 using namespace railkit::accept;
@@ -34,8 +38,10 @@ TEST(AcceptReports, EscapingInJunitAndPrometheus) {
   const std::string prom = render_prometheus(r);
   EXPECT_NE(prom.find("# TYPE railkit_accept_check_pass gauge"), std::string::npos);
   EXPECT_NE(prom.find("railkit_accept_check_pass{node=\"h:0\",check=\"node.all_reduce\"} 1"), std::string::npos);
-  EXPECT_NE(prom.find("railkit_accept_check_pass{node=\"we\\\"ird<&>'\\\\\\nnode\",check=\"node.all_reduce\"} 0"),
-            std::string::npos);
+  // White space never reaches a label value: the newline becomes '_'.
+  EXPECT_NE(prom.find("railkit_accept_check_pass{node=\"we\\\"ird<&>'\\\\_node\",check=\"node.all_reduce\"} 0"),
+            std::string::npos)
+      << prom;
   EXPECT_NE(prom.find("railkit_accept_busbw_gbps{node=\"h:0\",check=\"node.all_reduce\"} 5"), std::string::npos);
   EXPECT_EQ(render_good_hosts(r), "h:0\n");
   const auto j = to_json(r);
@@ -54,7 +60,7 @@ TEST(AcceptReports, VerdictNamesInEveryReport) {
   EXPECT_TRUE(r.passed());  // skipped and explained checks do not fail anyone
   const auto j = to_json(r);
   EXPECT_EQ(j["verdict"], "pass");
-  EXPECT_EQ(j["nodes"][0]["verdict"], "pass");
+  EXPECT_EQ(j["nodes"][0]["verdict"], "skipped");  // its only check was skipped: it did not pass
   EXPECT_EQ(j["nodes"][0]["checks"][0]["verdict"], "skipped");
   EXPECT_TRUE(j["nodes"][0]["checks"][0]["busbw_GBps"].is_null());
   EXPECT_EQ(j["cluster"][0]["checks"][0]["verdict"], "explained");
@@ -64,12 +70,20 @@ TEST(AcceptReports, VerdictNamesInEveryReport) {
   EXPECT_NE(junit.find("<system-out>rail.all_reduce: measured 1.000 GB/s, expected &gt;= 9 (rule: peers); explained"),
             std::string::npos);
   const std::string prom = render_prometheus(r);
-  EXPECT_NE(prom.find("railkit_accept_check_pass{node=\"rail1\",check=\"rail.all_reduce\"} 1"), std::string::npos);
+  // Skipped and explained checks are not passes: only their verdict is exported; a rail is a rail, not a node.
+  EXPECT_EQ(prom.find("railkit_accept_check_pass{"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("railkit_accept_check_verdict{node=\"n\",check=\"rdma.loopback\",verdict=\"skipped\"} 1"),
+            std::string::npos);
+  EXPECT_NE(prom.find("railkit_accept_check_verdict{rail=\"rail1\",check=\"rail.all_reduce\",verdict=\"explained\"} 1"),
+            std::string::npos)
+      << prom;
+  EXPECT_EQ(prom.find("node=\"rail1\""), std::string::npos);
   EXPECT_EQ(prom.find("railkit_accept_busbw_gbps{node=\"n\""), std::string::npos);  // nothing measured
   const std::string table = render_accept_table(r);
   EXPECT_NE(table.find("| skipped   |"), std::string::npos);
   EXPECT_NE(table.find("| explained |"), std::string::npos);
-  EXPECT_NE(table.find("\nn: PASS\n"), std::string::npos);
+  EXPECT_NE(table.find("\nn: SKIPPED (no check of its own ran)\n"), std::string::npos) << table;
+  EXPECT_EQ(render_good_hosts(r), "");  // a node that was not judged is not a good host
 }
 
 TEST(AcceptReports, TableColumnsAndCommands) {
@@ -87,4 +101,122 @@ TEST(AcceptReports, TableColumnsAndCommands) {
   r.cluster_entity("all").checks.push_back(AcceptCheck{});
   EXPECT_EQ(r.cluster.size(), 1u);  // found, not added twice
   EXPECT_EQ(r.cluster_entity("all").checks.size(), 1u);
+}
+
+namespace {
+
+AcceptCheck chk(const std::string& name, Verdict v, std::optional<double> bw = std::nullopt) {
+  return AcceptCheck{name, bw ? "1.000 GB/s" : "-", bw, "-", v == Verdict::Reported ? "none" : "peers", v, ""};
+}
+
+Verdict overall(const std::vector<AcceptCheck>& cs) {
+  std::vector<const AcceptCheck*> p;
+  for (const auto& c : cs) p.push_back(&c);
+  return overall_verdict(p);
+}
+
+}  // namespace
+
+TEST(AcceptReports, OverallVerdictNeverPassesWhatNoRuleJudged) {
+  EXPECT_EQ(overall({}), Verdict::Skipped);
+  EXPECT_EQ(overall({chk("rdma.loopback", Verdict::Skipped)}), Verdict::Skipped);
+  EXPECT_EQ(overall({chk("all.all_reduce@16 KiB", Verdict::Reported, 1.0)}), Verdict::Reported);
+  EXPECT_EQ(overall({chk("node.all_reduce", Verdict::Pass, 1.0), chk("all.all_reduce@16 KiB", Verdict::Reported, 1.0)}),
+            Verdict::Pass);
+  EXPECT_EQ(overall({chk("node.all_reduce", Verdict::Fail, 1.0), chk("all.all_reduce@16 KiB", Verdict::Reported, 1.0)}),
+            Verdict::Fail);
+  EXPECT_EQ(overall({chk("rail.all_reduce", Verdict::Explained, 1.0)}), Verdict::Pass);
+  // The topology checks judge configuration: alone they pass a node, but they do not make
+  // bandwidth that no rule judged a pass (`railkit accept --np 4`: lint passes, nothing else judged).
+  EXPECT_EQ(overall({chk("topo.lint", Verdict::Pass)}), Verdict::Pass);
+  EXPECT_EQ(overall({chk("topo.lint", Verdict::Pass), chk("rdma.loopback", Verdict::Skipped),
+                     chk("node.all_reduce", Verdict::Reported, 1.0)}),
+            Verdict::Reported);
+  EXPECT_EQ(overall({chk("topo.lint", Verdict::Fail), chk("node.all_reduce", Verdict::Reported, 1.0)}), Verdict::Fail);
+}
+
+TEST(AcceptReports, ARunThatJudgedNothingSaysSoEverywhere) {
+  AcceptReport r;
+  r.nodes.push_back(AcceptEntity{"vm:0", {chk("topo.lint", Verdict::Pass), chk("node.all_reduce", Verdict::Reported, 0.2)}});
+  r.cluster.push_back(AcceptEntity{"all", {chk("all.all_reduce@16 KiB", Verdict::Reported, 0.3)}});
+  EXPECT_EQ(r.verdict(), Verdict::Reported);
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.counts(), (std::map<std::string, int>{{"explained", 0}, {"fail", 0}, {"pass", 1}, {"reported", 2},
+                                                    {"skipped", 0}}));
+  EXPECT_EQ(r.verdict_reason(),
+            "nothing judged: 2 checks were measured but no rule judged them (only the topology checks were judged): "
+            "give --profile (expectations at this scale) or thresholds in --suite; the peers rule needs 2 or more "
+            "nodes (or ranks per node) to compare");
+  const std::string table = render_accept_table(r);
+  EXPECT_NE(table.find("vm:0: REPORTED (measured; no rule judged it)\n"), std::string::npos) << table;
+  EXPECT_EQ(table.find("PASS"), std::string::npos) << table;
+  EXPECT_NE(table.find("| reported | none"), std::string::npos) << table;
+  EXPECT_NE(table.find("\nverdict: REPORTED (nothing judged: "), std::string::npos) << table;
+  const auto j = to_json(r);
+  EXPECT_EQ(j["verdict"], "reported");
+  EXPECT_EQ(j["verdict_reason"], r.verdict_reason());
+  EXPECT_EQ(j["nodes"][0]["verdict"], "reported");
+  EXPECT_EQ(j["cluster"][0]["verdict"], "reported");
+  EXPECT_EQ(j["counts"]["reported"], 2);
+  EXPECT_EQ(render_good_hosts(r), "");
+  // JUnit has no "measured, not judged": a reported check is a skip with the reason, never a pass.
+  const std::string junit = render_junit(r);
+  EXPECT_NE(junit.find("tests=\"3\" failures=\"0\" skipped=\"2\""), std::string::npos) << junit;
+  EXPECT_NE(junit.find("<skipped message=\"reported (measured; no rule judged it): all.all_reduce@16 KiB: measured"),
+            std::string::npos)
+      << junit;
+  const std::string prom = render_prometheus(r);
+  EXPECT_NE(prom.find("railkit_accept_check_pass{node=\"vm:0\",check=\"topo.lint\"} 1"), std::string::npos);
+  EXPECT_EQ(prom.find("railkit_accept_check_pass{node=\"vm:0\",check=\"node.all_reduce\""), std::string::npos) << prom;
+  EXPECT_NE(prom.find("railkit_accept_check_verdict{node=\"vm:0\",check=\"node.all_reduce\",verdict=\"reported\"} 1"),
+            std::string::npos);
+  EXPECT_NE(prom.find("railkit_accept_check_verdict{check=\"all.all_reduce@16KiB\",verdict=\"reported\"} 1"),
+            std::string::npos)
+      << prom;
+  EXPECT_NE(prom.find("railkit_accept_busbw_gbps{check=\"all.all_reduce@16KiB\"} 0.3"), std::string::npos);
+}
+
+TEST(AcceptReports, VerdictReasonCountsWhatWasJudged) {
+  AcceptReport r;
+  r.nodes.push_back(AcceptEntity{"a", {chk("node.all_reduce", Verdict::Pass, 1.0), chk("rdma.loopback", Verdict::Skipped)}});
+  r.cluster.push_back(AcceptEntity{"all", {chk("all.all_reduce@16 KiB", Verdict::Reported, 1.0)}});
+  EXPECT_EQ(r.verdict_reason(), "1 check judged, all passed; 1 reported without a rule; 1 skipped");
+  r.nodes[0].checks[0].verdict = Verdict::Fail;
+  EXPECT_EQ(r.verdict_reason(), "1 check failed; 1 reported without a rule; 1 skipped");
+  EXPECT_EQ(AcceptReport{}.verdict_reason(), "nothing judged: no check ran");
+  AcceptReport skipped;
+  skipped.nodes.push_back(AcceptEntity{"a", {chk("rdma.loopback", Verdict::Skipped)}});
+  EXPECT_EQ(skipped.verdict(), Verdict::Skipped);
+  EXPECT_EQ(skipped.verdict_reason(), "nothing judged: every check was skipped");
+}
+
+TEST(AcceptReports, PrometheusLabelsAndTheRunTimestamp) {
+  EXPECT_EQ(prom_label_value("all.all_reduce@16 KiB"), "all.all_reduce@16KiB");
+  EXPECT_EQ(prom_label_value("odd host\tname"), "odd_host_name");
+  EXPECT_EQ(prom_label_value("a\"b"), "a\\\"b");
+  AcceptReport r;
+  r.finished_unix_s = 1764590000.25;
+  r.nodes.push_back(AcceptEntity{"h:0", {chk("node.all_reduce", Verdict::Pass, 5.0)}});
+  r.cluster.push_back(AcceptEntity{"rail0", {chk("rail.all_reduce", Verdict::Fail, 1.0)}});
+  r.cluster.push_back(AcceptEntity{"all", {chk("all.all_gather@256 MiB", Verdict::Pass, 2.0)}});
+  r.cluster.push_back(AcceptEntity{"stage:pair", {chk("pair.launch@round1", Verdict::Fail)}});
+  const std::string prom = render_prometheus(r);
+  EXPECT_NE(prom.find("railkit_accept_check_pass{node=\"h:0\",check=\"node.all_reduce\"} 1\n"), std::string::npos);
+  EXPECT_NE(prom.find("railkit_accept_check_pass{rail=\"rail0\",check=\"rail.all_reduce\"} 0\n"), std::string::npos);
+  EXPECT_NE(prom.find("railkit_accept_check_pass{check=\"all.all_gather@256MiB\"} 1\n"), std::string::npos);
+  EXPECT_NE(prom.find("railkit_accept_check_pass{check=\"pair.launch@round1\"} 0\n"), std::string::npos);
+  EXPECT_NE(prom.find("railkit_accept_busbw_gbps{rail=\"rail0\",check=\"rail.all_reduce\"} 1\n"), std::string::npos);
+  EXPECT_NE(prom.find("# TYPE railkit_accept_last_run_timestamp_seconds gauge\n"
+                      "railkit_accept_last_run_timestamp_seconds 1764590000.250\n"),
+            std::string::npos)
+      << prom;
+  // Every sample line: a metric, labels without white space, a value.
+  std::istringstream lines(prom);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("#")) continue;
+    const auto close = line.rfind('}');
+    const std::string labels = close == std::string::npos ? "" : line.substr(0, close);
+    EXPECT_EQ(labels.find(' '), std::string::npos) << line;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ' '), 1) << line;
+  }
 }

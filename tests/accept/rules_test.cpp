@@ -13,17 +13,20 @@ using railkit::test::Rec;
 TEST(AcceptRules, Peers) {
   AcceptSuite s;
   Judgement j = judge(s, "node", "all_reduce", 1 << 20, 8.9, {10, 10, 1});
-  EXPECT_FALSE(j.pass);  // below 0.9 x median 10
+  EXPECT_EQ(j.verdict, Verdict::Fail);  // below 0.9 x median 10
   EXPECT_EQ(j.rule, "peers");
   EXPECT_NEAR(*j.expected_GBps, 9.0, 1e-12);
   EXPECT_EQ(j.expected, ">= 9.000 GB/s (0.9 x peers' median 10.000)");
-  EXPECT_TRUE(judge(s, "node", "all_reduce", 1 << 20, 9.0, {10, 10, 1}).pass);
+  EXPECT_EQ(judge(s, "node", "all_reduce", 1 << 20, 9.0, {10, 10, 1}).verdict, Verdict::Pass);
   // An even number of peers: the mean of the middle two.
   EXPECT_NEAR(*judge(s, "node", "all_reduce", 1 << 20, 1, {4, 1, 3, 2}).expected_GBps, 0.9 * 2.5, 1e-12);
+  // No threshold and no peer: measured, judged by no rule: reported, never a pass.
   j = judge(s, "all", "all_reduce", 1 << 20, 0.001, {});
-  EXPECT_TRUE(j.pass);
-  EXPECT_EQ(j.rule, "none (reported)");
+  EXPECT_EQ(j.verdict, Verdict::Reported);
+  EXPECT_FALSE(j.failed());
+  EXPECT_EQ(j.rule, "none");
   EXPECT_EQ(j.expected, "-");
+  EXPECT_FALSE(j.expected_GBps);
 }
 
 TEST(AcceptRules, SuiteThresholdWinsOverPeers) {
@@ -32,7 +35,7 @@ TEST(AcceptRules, SuiteThresholdWinsOverPeers) {
   s.thresholds = {{"node", "all_reduce", 1 << 20, 20}, {"", "all_gather", 1024, 1}};
   Judgement j = judge(s, "node", "all_reduce", 1 << 20, 19, {1, 1});
   EXPECT_EQ(j.rule, "suite");
-  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.verdict, Verdict::Fail);
   EXPECT_EQ(j.expected, ">= 20.000 GB/s");
   // Not the threshold's stage, or not its size: peers judge (0.5 x median).
   EXPECT_EQ(judge(s, "pair", "all_reduce", 1 << 20, 19, {30, 30}).rule, "peers");
@@ -43,8 +46,8 @@ TEST(AcceptRules, SuiteThresholdWinsOverPeers) {
 
 TEST(AcceptRules, ProfileExpectation) {
   railkit::ProfileExpectation e{"all_reduce", 1 << 20, 10, 0.05};
-  EXPECT_TRUE(judge_expectation(e, 9.5).pass);
-  EXPECT_FALSE(judge_expectation(e, 9.4).pass);
+  EXPECT_EQ(judge_expectation(e, 9.5).verdict, Verdict::Pass);
+  EXPECT_EQ(judge_expectation(e, 9.4).verdict, Verdict::Fail);
   EXPECT_EQ(judge_expectation(e, 9.4).rule, "profile");
   EXPECT_EQ(judge_expectation(e, 9.4).expected, ">= 9.500 GB/s (10.000 - 5%)");
 }
@@ -67,6 +70,29 @@ TEST(AcceptRules, MeasuredTakesTheLargestSizeOutOfPlaceFirst) {
   EXPECT_EQ(measured_of(d, "avg").of("node0", "all_reduce"), 3.0);
 }
 
+TEST(AcceptRules, AProfileMeasuredAtAnotherScaleDoesNotApply) {
+  railkit::ProfileDocument p;
+  p.name = "lab";
+  p.cluster.nodes = 1;
+  p.cluster.ranks = 4;
+  p.cluster.ranks_per_node = 4;
+  EXPECT_EQ(profile_scale(p).describe(), "1 node x 4 ranks per node (4 ranks)");
+  EXPECT_FALSE(other_scale(p, Scale{1, 4, 4}));
+  EXPECT_EQ(other_scale(p, Scale{2, 2, 4}),
+            "profile 'lab' was measured on 1 node x 4 ranks per node (4 ranks); this run is 2 nodes x 2 ranks per "
+            "node (4 ranks)");
+  EXPECT_TRUE(other_scale(p, Scale{1, 8, 8}));  // more ranks on the same node count: another scale too
+  // Only what the profile records is compared; a profile recording nothing has no scale to differ.
+  p.cluster = {};
+  p.cluster.ranks = 8;
+  EXPECT_EQ(profile_scale(p).describe(), "8 ranks");
+  EXPECT_FALSE(other_scale(p, Scale{4, 2, 8}));
+  EXPECT_TRUE(other_scale(p, Scale{4, 1, 4}));
+  p.cluster.ranks = 0;
+  EXPECT_EQ(profile_scale(p).describe(), "an unrecorded scale");
+  EXPECT_FALSE(other_scale(p, Scale{64, 8, 512}));
+}
+
 TEST(AcceptRules, GroupsAreJudgedAgainstTheOtherGroups) {
   AcceptSuite s;
   const Measured m = measured_of(make_doc("node", {{"all_reduce", 16384, false, 10, 0, "node0"},
@@ -77,12 +103,13 @@ TEST(AcceptRules, GroupsAreJudgedAgainstTheOtherGroups) {
   const auto checks = judge_groups(s, "node", m, {"node0", "node1", "node2", "node3"});
   ASSERT_EQ(checks.size(), 4u);  // node3 measured nothing; all_gather only node0 (no peers)
   EXPECT_EQ(checks[0].group, "node0");
-  EXPECT_TRUE(checks[0].j.pass);
+  EXPECT_EQ(checks[0].j.verdict, Verdict::Pass);
   EXPECT_EQ(checks[2].group, "node2");
-  EXPECT_FALSE(checks[2].j.pass);
+  EXPECT_EQ(checks[2].j.verdict, Verdict::Fail);
   EXPECT_EQ(checks[2].j.expected, ">= 9.000 GB/s (0.9 x peers' median 10.000)");
   EXPECT_EQ(checks[3].coll, "all_gather");
-  EXPECT_EQ(checks[3].j.rule, "none (reported)");
+  EXPECT_EQ(checks[3].j.rule, "none");
+  EXPECT_EQ(checks[3].j.verdict, Verdict::Reported);
 }
 
 TEST(AcceptRules, FailedRailsAreExplainedByAFailedNode) {

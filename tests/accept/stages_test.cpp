@@ -183,7 +183,7 @@ TEST(AcceptPairStage, ANoisyPairIsClearedByItsConfirmation) {
   ASSERT_NE(noisy, p.pairs.end());
   EXPECT_EQ(noisy->pair.busbw_GBps, 1.0);
   EXPECT_EQ(noisy->confirm_GBps, 10.0);
-  EXPECT_FALSE(noisy->judgement.pass);  // the first judgement is kept for the record
+  EXPECT_EQ(noisy->judgement.verdict, Verdict::Fail);  // the first judgement is kept for the record
 }
 
 TEST(AcceptPairStage, AFailedRoundIsAClusterFailureAndItsPairsAreMissing) {
@@ -193,7 +193,7 @@ TEST(AcceptPairStage, AFailedRoundIsAClusterFailureAndItsPairsAreMissing) {
   EXPECT_EQ(p.pairs.size(), 4u);
   ASSERT_EQ(p.cluster_checks.size(), 1u);
   EXPECT_EQ(p.cluster_checks[0].first, "stage:pair");
-  EXPECT_EQ(p.cluster_checks[0].second.check, "pair.launch");
+  EXPECT_EQ(p.cluster_checks[0].second.check, "pair.launch@round1");  // one check per lost launch
   EXPECT_EQ(p.cluster_checks[0].second.evidence, "round 1: exit code 1: rank 3: error: boom");
 }
 
@@ -201,58 +201,165 @@ TEST(AcceptPairStage, OneNodeHasNoPair) {
   Fixture f(1, 2);
   const PairStage p = pair_stage(f.stages(), {"h:0"}, "all_reduce", 0);
   EXPECT_EQ(p.skipped, "one node: no pair");
-  EXPECT_EQ(p.rule, "none (reported)");
+  EXPECT_EQ(p.rule, "none");
   EXPECT_EQ(p.expected, "-");
   EXPECT_TRUE(f.bench.calls.empty());
 }
 
+TEST(AcceptPairStage, TwoNodesCannotIsolate) {
+  Fixture f(2, 2);
+  const PairStage p = pair_stage(f.stages(), {"h:0", "h:1"}, "all_reduce", 0);
+  EXPECT_TRUE(f.bench.calls.empty());  // the only pair is not measured against itself
+  EXPECT_TRUE(p.pairs.empty());
+  EXPECT_EQ(p.skipped.rfind("2 nodes: the pair stage needs at least 3 nodes to isolate", 0), 0u) << p.skipped;
+  ASSERT_EQ(p.node_checks.size(), 2u);
+  for (std::size_t i : {0u, 1u}) {
+    const AcceptCheck c = of_node(p, i).at(0);
+    EXPECT_EQ(c.check, "pair.all_reduce");
+    EXPECT_EQ(c.verdict, Verdict::Skipped);
+    EXPECT_EQ(c.evidence, p.skipped);
+  }
+  // Three nodes isolate: 3 rounds, one node sitting out each.
+  Fixture g(3, 2);
+  const PairStage three = pair_stage(g.stages(), names(3), "all_reduce", 0);
+  EXPECT_TRUE(three.skipped.empty());
+  EXPECT_EQ(three.pairs.size(), 3u);
+}
+
 // ---------------------------------------------------------------------------- all
 
-TEST(AcceptAllStage, ProfileExpectationsThenTheSuite) {
-  Fixture f;
+/// A profile measured at the fixture's scale (4 nodes x 2 ranks) unless told otherwise.
+railkit::ProfileDocument lab_profile(int nodes = 4, int rpn = 2) {
   railkit::ProfileDocument prof;
   prof.name = "lab";
-  prof.cluster.ranks = 16;
-  prof.expectations = {{"all_reduce", 16384, 5, 0.1},     // met
-                       {"all_reduce", 1 << 20, 5, 0.1},   // a size not measured
-                       {"broadcast", 16384, 5, 0.1}};     // a collective the suite does not run
-  AllStage a = all_stage(f.stages(), prof);
-  EXPECT_EQ(f.bench.names(), (std::vector<std::string>{"all"}));
+  prof.cluster.nodes = nodes;
+  prof.cluster.ranks_per_node = rpn;
+  prof.cluster.ranks = nodes * rpn;
+  return prof;
+}
+
+const Scale kRun{4, 2, 8};
+
+TEST(AcceptAllStage, ProfileExpectationsAtTheirOwnSizesThenTheSuite) {
+  Fixture f;
+  railkit::ProfileDocument prof = lab_profile();
+  prof.expectations = {{"all_reduce", 16384, 5, 0.1},     // met, at the size the first launch measures
+                       {"all_reduce", 1 << 20, 5, 0.1},   // a size the first launch does not measure
+                       {"broadcast", 1 << 20, 5, 0.1},    // a collective the suite does not run
+                       {"all_gather", 65536, 50, 0.1}};   // another size, not met
+  AllStage a = all_stage(f.stages(), prof, kRun);
+  // The profile's sizes are measured, one launch per size, with the collectives expected there.
+  EXPECT_EQ(f.bench.names(), (std::vector<std::string>{"all", "all-65536", "all-1048576"}));
   EXPECT_TRUE(f.bench.calls[0].config.args.empty());
-  EXPECT_FALSE(a.failed);
-  ASSERT_EQ(a.cluster_checks.size(), 3u);
+  EXPECT_EQ(f.bench.calls[1].config.args,
+            (std::vector<std::string>{"-b", "65536", "-e", "65536", "--coll", "all_gather"}));
+  EXPECT_EQ(f.bench.calls[2].config.args,
+            (std::vector<std::string>{"-b", "1048576", "-e", "1048576", "--coll", "all_reduce,broadcast"}));
+  EXPECT_EQ(a.launches, 3);
+  EXPECT_EQ(a.verdict, Verdict::Fail);
+  ASSERT_EQ(a.cluster_checks.size(), 5u);
   for (const auto& [entity, c] : a.cluster_checks) EXPECT_EQ(entity, "all");
   const AcceptCheck& met = a.cluster_checks[0].second;
   EXPECT_EQ(met.check, "all.all_reduce@16 KiB");
   EXPECT_EQ(met.rule, "profile");
   EXPECT_EQ(met.verdict, Verdict::Pass);
-  EXPECT_EQ(met.evidence, "whole set, expectation of profile 'lab' (made on 16 ranks, this run has 4)");
-  const AcceptCheck& unmeasured = a.cluster_checks[1].second;
-  EXPECT_EQ(unmeasured.check, "all.all_reduce@1 MiB");
-  EXPECT_EQ(unmeasured.verdict, Verdict::Skipped);
-  EXPECT_EQ(unmeasured.measured, "not measured");
-  // all_reduce at 16 KiB was judged by the profile; all_gather has no rule.
-  const AcceptCheck& gather = a.cluster_checks[2].second;
+  EXPECT_EQ(met.evidence, "whole set, expectation of profile 'lab'");
+  const AcceptCheck& mib = a.cluster_checks[1].second;
+  EXPECT_EQ(mib.check, "all.all_reduce@1 MiB");
+  EXPECT_EQ(mib.verdict, Verdict::Pass);
+  EXPECT_EQ(mib.measured, "10.000 GB/s");
+  EXPECT_EQ(a.cluster_checks[2].second.check, "all.broadcast@1 MiB");
+  EXPECT_EQ(a.cluster_checks[2].second.verdict, Verdict::Pass);
+  const AcceptCheck& gather64 = a.cluster_checks[3].second;
+  EXPECT_EQ(gather64.check, "all.all_gather@64 KiB");
+  EXPECT_EQ(gather64.verdict, Verdict::Fail);
+  // all_reduce at 16 KiB was judged by the profile; all_gather at 16 KiB has no rule: reported.
+  const AcceptCheck& gather = a.cluster_checks[4].second;
   EXPECT_EQ(gather.check, "all.all_gather@16 KiB");
-  EXPECT_EQ(gather.rule, "none (reported)");
+  EXPECT_EQ(gather.rule, "none");
+  EXPECT_EQ(gather.verdict, Verdict::Reported);
   EXPECT_EQ(gather.evidence, "whole set");
+}
 
-  prof.expectations = {{"all_reduce", 16384, 100, 0.1}};
+TEST(AcceptAllStage, AnExpectationSizeThatWasNotMeasuredIsSkipped) {
+  Fixture f;
+  f.bench.failing = {"all-1048576"};
+  railkit::ProfileDocument prof = lab_profile();
+  prof.expectations = {{"all_reduce", 1 << 20, 5, 0.1}};
+  const AllStage a = all_stage(f.stages(), prof, kRun);
+  ASSERT_EQ(a.cluster_checks.size(), 4u);  // the failed launch, the expectation, 2 suite collectives
+  EXPECT_EQ(a.cluster_checks[0].first, "stage:all");
+  EXPECT_EQ(a.cluster_checks[0].second.check, "all.launch@1 MiB");
+  EXPECT_EQ(a.cluster_checks[0].second.evidence, "the profile's expectations at 1 MiB: exit code 1: rank 3: error: boom");
+  const AcceptCheck& x = a.cluster_checks[1].second;
+  EXPECT_EQ(x.check, "all.all_reduce@1 MiB");
+  EXPECT_EQ(x.verdict, Verdict::Skipped);
+  EXPECT_EQ(x.measured, "not measured");
+  EXPECT_EQ(a.verdict, Verdict::Reported);  // the "all" entity: measured (16 KiB) but nothing judged
+}
+
+TEST(AcceptAllStage, AProfileOfAnotherScaleIsReportedNotApplied) {
+  Fixture f;
+  railkit::ProfileDocument prof = lab_profile(1, 4);
+  prof.expectations = {{"all_reduce", 16384, 100, 0.1}};  // would fail if applied
+  const AllStage a = all_stage(f.stages(), prof, kRun);
+  EXPECT_EQ(a.verdict, Verdict::Reported);
+  ASSERT_EQ(a.cluster_checks.size(), 2u);  // the expectation, then all_gather (no rule)
+  const AcceptCheck& c = a.cluster_checks[0].second;
+  EXPECT_EQ(c.check, "all.all_reduce@16 KiB");
+  EXPECT_EQ(c.verdict, Verdict::Reported);
+  EXPECT_EQ(c.rule, "profile (other scale)");
+  EXPECT_EQ(c.expected, "not applied: >= 90.000 GB/s (100.000 - 10%)");
+  EXPECT_EQ(c.measured, "10.000 GB/s");
+  EXPECT_EQ(c.evidence,
+            "whole set, expectation of profile 'lab': profile 'lab' was measured on 1 node x 4 ranks per node (4 "
+            "ranks); this run is 4 nodes x 2 ranks per node (8 ranks): a profile measured at another scale is no "
+            "evidence for this one, so its expectation (>= 90.000 GB/s (100.000 - 10%)) is not applied: reported");
+  EXPECT_EQ(a.cluster_checks[1].second.check, "all.all_gather@16 KiB");  // one check per collective and size
+  EXPECT_EQ(a.cluster_checks[1].second.rule, "none");
+
+  // A suite threshold at that size still judges it.
+  Fixture t;
+  t.suite.thresholds = {{"all", "all_reduce", 16384, 20}};
+  const AllStage judged = all_stage(t.stages(), prof, kRun);
+  EXPECT_EQ(judged.verdict, Verdict::Fail);
+  ASSERT_EQ(judged.cluster_checks.size(), 2u);
+  EXPECT_EQ(judged.cluster_checks[0].second.rule, "suite");
+  EXPECT_EQ(judged.cluster_checks[0].second.verdict, Verdict::Fail);
+  EXPECT_NE(judged.cluster_checks[0].second.evidence.find("is not applied; the suite's threshold judged it"),
+            std::string::npos);
+
+  // The same expectation at this run's scale is applied, and fails.
   Fixture g;
-  a = all_stage(g.stages(), prof);
-  EXPECT_TRUE(a.failed);
-  EXPECT_EQ(a.cluster_checks[0].second.verdict, Verdict::Fail);
+  const AllStage same = all_stage(g.stages(), [] {
+    railkit::ProfileDocument p = lab_profile();
+    p.expectations = {{"all_reduce", 16384, 100, 0.1}};
+    return p;
+  }(), kRun);
+  EXPECT_EQ(same.verdict, Verdict::Fail);
+  EXPECT_EQ(same.cluster_checks[0].second.rule, "profile");
 }
 
 TEST(AcceptAllStage, SuiteThresholdFailsTheWholeSet) {
   Fixture f;
   f.suite.thresholds = {{"all", "all_reduce", 16384, 1000}};
-  const AllStage a = all_stage(f.stages(), std::nullopt);
-  EXPECT_TRUE(a.failed);
+  const AllStage a = all_stage(f.stages(), std::nullopt, kRun);
+  EXPECT_EQ(a.verdict, Verdict::Fail);
   ASSERT_EQ(a.cluster_checks.size(), 2u);
   EXPECT_EQ(a.cluster_checks[0].second.rule, "suite");
   EXPECT_EQ(a.cluster_checks[0].second.verdict, Verdict::Fail);
-  EXPECT_EQ(a.cluster_checks[1].second.verdict, Verdict::Pass);
+  EXPECT_EQ(a.cluster_checks[1].second.verdict, Verdict::Reported);  // all_gather: no threshold, no peer
+}
+
+TEST(AcceptAllStage, NoRuleAtAllIsReportedNeverPassed) {
+  Fixture f;
+  const AllStage a = all_stage(f.stages(), std::nullopt, kRun);
+  EXPECT_EQ(a.verdict, Verdict::Reported);
+  ASSERT_EQ(a.cluster_checks.size(), 2u);
+  for (const auto& [entity, c] : a.cluster_checks) {
+    EXPECT_EQ(c.verdict, Verdict::Reported) << c.check;
+    EXPECT_EQ(c.rule, "none");
+  }
 }
 
 // ---------------------------------------------------------------------------- isolate
@@ -262,7 +369,7 @@ TEST(AcceptIsolateStage, PairEvidenceConvictsTheSlowNode) {
   f.bench.slow_ranks = {5};
   const PairStage p = pair_stage(f.stages(), kNames, "all_reduce", 0);
   const std::size_t launches = f.bench.calls.size();
-  const IsolateStage iso = isolate_stage(f.stages(), kNames, "all_reduce", p, /*all_failed=*/true);
+  const IsolateStage iso = isolate_stage(f.stages(), kNames, "all_reduce", p, Verdict::Fail);
   EXPECT_EQ(f.bench.calls.size(), launches);  // pair evidence: no bisection launch
   EXPECT_EQ(iso.isolation["method"], "pairs");
   ASSERT_EQ(iso.isolation["guilty_nodes"].size(), 1u);
@@ -285,7 +392,7 @@ TEST(AcceptIsolateStage, ASlowLinkFailsBothItsNodes) {
   Fixture f;
   f.bench.slow_links = {{1, 2}};
   const PairStage p = pair_stage(f.stages(), kNames, "all_reduce", 0);
-  const IsolateStage iso = isolate_stage(f.stages(), kNames, "all_reduce", p, false);
+  const IsolateStage iso = isolate_stage(f.stages(), kNames, "all_reduce", p, Verdict::Pass);
   EXPECT_TRUE(iso.isolation["guilty_nodes"].empty());
   EXPECT_EQ(iso.isolation["guilty_links"], nlohmann::ordered_json::array({{"h:1", "h:2"}}));
   for (std::size_t i : {1u, 2u}) {
@@ -301,17 +408,22 @@ TEST(AcceptIsolateStage, ASlowLinkFailsBothItsNodes) {
 TEST(AcceptIsolateStage, NothingToIsolate) {
   Fixture f;
   const PairStage p = pair_stage(f.stages(), kNames, "all_reduce", 0);
-  const IsolateStage iso = isolate_stage(f.stages(), kNames, "all_reduce", p, false);
+  const IsolateStage iso = isolate_stage(f.stages(), kNames, "all_reduce", p, Verdict::Pass);
   EXPECT_EQ(iso.skipped, "nothing to isolate");
   EXPECT_EQ(iso.isolation.dump(), R"({"method":"none","reason":"no suspect pair and the whole set passed"})");
   EXPECT_EQ(iso.node_checks.size(), 4u);  // the pair checks are still given
   EXPECT_EQ(iso.launches, 0);
+  // The reason never says the whole set passed when no rule judged it, or when it was not measured.
+  EXPECT_EQ(isolate_stage(f.stages(), kNames, "all_reduce", p, Verdict::Reported).isolation["reason"],
+            "no suspect pair and the whole set was measured, but no rule judged it");
+  EXPECT_EQ(isolate_stage(f.stages(), kNames, "all_reduce", p, Verdict::Skipped).isolation["reason"],
+            "no suspect pair and the whole set was not measured");
 }
 
 TEST(AcceptIsolateStage, BisectionGoesIntoTheSlowHalf) {
   Fixture f;
   f.bench.slow_ranks = {5};  // node 2
-  const IsolateStage iso = isolate_stage(f.stages(), kNames, "all_reduce", PairStage{}, true);
+  const IsolateStage iso = isolate_stage(f.stages(), kNames, "all_reduce", PairStage{}, Verdict::Fail);
   EXPECT_EQ(f.bench.names(), (std::vector<std::string>{"bisect-0", "bisect-1"}));
   EXPECT_EQ(f.bench.split_of("bisect-0"), "nodes:0+1,2+3");
   EXPECT_EQ(f.bench.split_of("bisect-1"), "nodes:2,3");
@@ -333,7 +445,7 @@ TEST(AcceptIsolateStage, BisectionGoesIntoTheSlowHalf) {
 TEST(AcceptIsolateStage, BisectionSuspectsTheOddNodeOutWhenTheHalvesAgree) {
   Fixture f(5, 2);
   f.bench.slow_ranks = {9};  // node 4, the odd one out
-  const IsolateStage iso = isolate_stage(f.stages(), names(5), "all_reduce", PairStage{}, true);
+  const IsolateStage iso = isolate_stage(f.stages(), names(5), "all_reduce", PairStage{}, Verdict::Fail);
   EXPECT_EQ(f.bench.names(), (std::vector<std::string>{"bisect-0"}));
   EXPECT_EQ(f.bench.split_of("bisect-0"), "nodes:0+1,2+3");
   EXPECT_EQ(iso.isolation["guilty_nodes"][0]["node"], "h:4");
@@ -341,7 +453,7 @@ TEST(AcceptIsolateStage, BisectionSuspectsTheOddNodeOutWhenTheHalvesAgree) {
 
 TEST(AcceptIsolateStage, BisectionStopsWhenTheHalvesAgree) {
   Fixture f;
-  const IsolateStage iso = isolate_stage(f.stages(), kNames, "all_reduce", PairStage{}, true);
+  const IsolateStage iso = isolate_stage(f.stages(), kNames, "all_reduce", PairStage{}, Verdict::Fail);
   EXPECT_EQ(f.bench.names(), (std::vector<std::string>{"bisect-0"}));
   EXPECT_TRUE(iso.isolation["guilty_nodes"].empty());
   EXPECT_EQ(iso.isolation["reason"], "the halves measured alike: no single slow node");
@@ -349,7 +461,7 @@ TEST(AcceptIsolateStage, BisectionStopsWhenTheHalvesAgree) {
 
   Fixture g;
   g.bench.failing = {"bisect-0"};
-  const IsolateStage failed = isolate_stage(g.stages(), kNames, "all_reduce", PairStage{}, true);
+  const IsolateStage failed = isolate_stage(g.stages(), kNames, "all_reduce", PairStage{}, Verdict::Fail);
   ASSERT_EQ(failed.cluster_checks.size(), 1u);
   EXPECT_EQ(failed.cluster_checks[0].first, "stage:isolate");
   EXPECT_TRUE(failed.isolation["steps"].empty());
