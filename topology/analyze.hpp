@@ -27,8 +27,11 @@ std::vector<std::string> p2p_bridges(const PciFunction& a, const PciFunction& b)
 /// PCIe type when an NVLink source exists, Unknown otherwise (`pci` always holds the PCIe type).
 void compute_paths(Topology& topo);
 
-/// Gives each GPU its rail NIC: best path type, then same NUMA node, then the NIC serving the
-/// fewest GPUs so far (one NIC per GPU where the hardware allows), then the lowest NIC index.
+/// Gives each GPU its rail NIC. A NIC behind the GPU's own PCIe switch (PIX/PXB) is a rail NIC;
+/// when more than half of the GPUs have one, the node is rail-optimized: every other NIC is
+/// in-band and never a rail, and a GPU without such a NIC borrows the nearest rail NIC (its own
+/// is missing; lint says so). Otherwise the nearest NIC wins. Among candidates: best path type,
+/// then same NUMA node, then the NIC serving the fewest GPUs so far, then the lowest NIC index.
 /// Marks NICs that serve no GPU as non-rail and fills the NCCL_IB_HCA suggestions.
 void assign_rails(Topology& topo);
 

@@ -1,7 +1,6 @@
 #include "topology/command.hpp"
 
 #include <fstream>
-#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -19,16 +18,16 @@ namespace {
 int run_compare(const TopoOptions& o, std::ostream& out) {
   if (o.compare.size() < 2) throw UsageError("--compare needs at least two JSON documents");
   std::vector<NodeFacts> nodes;
-  std::map<std::string, int> seen;
+  std::vector<std::string> sources;
   for (const auto& p : o.compare) {
     std::ifstream in(p);
     if (!in) throw UsageError("--compare " + p.string() + ": cannot read the file");
     std::stringstream ss;
     ss << in.rdbuf();
-    NodeFacts n = node_facts_from_json(ss.str(), p.string());
-    if (seen[n.node]++ > 0) n.node = p.string();  // two documents from one host: name them by file
-    nodes.push_back(std::move(n));
+    sources.push_back(p.string());
+    nodes.push_back(node_facts_from_json(ss.str(), p.string()));
   }
+  name_nodes(nodes, sources);  // by host, or all by file when two documents share a host
   const CompareReport rep = compare_nodes(nodes);
   if (o.format == "json") out << compare_to_json(rep).dump(2) << "\n";
   else out << render_compare_table(rep);

@@ -5,7 +5,6 @@
 
 #include "core/units.hpp"
 #include "topology/analyze.hpp"
-#include "topology/compare.hpp"
 #include "topology/parse.hpp"
 
 namespace railkit::topo {
@@ -72,52 +71,6 @@ Fingerprint fingerprint(const Topology& t) {
   for (const auto& [k, v] : f) all += k + "=" + v + "\n";
   fp.hash = fnv1a64_hex(all);
   return fp;
-}
-
-CompareReport compare_nodes(const std::vector<NodeFacts>& nodes) {
-  CompareReport rep;
-  rep.nodes = nodes.size();
-  // Majority hash.
-  std::map<std::string, int> hashes;
-  for (const auto& n : nodes) ++hashes[n.hash];
-  int best = 0;
-  for (const auto& [h, c] : hashes)
-    if (c > best) {
-      best = c;
-      rep.majority_hash = h;
-    }
-  rep.majority_count = best;
-  rep.tie = std::count_if(hashes.begin(), hashes.end(), [&](const auto& kv) { return kv.second == best; }) > 1;
-  for (const auto& n : nodes)
-    if (n.hash != rep.majority_hash || rep.tie) rep.odd_nodes.push_back(n.node);
-  if (hashes.size() == 1) rep.odd_nodes.clear();
-  // Per fact.
-  std::set<std::string> keys;
-  for (const auto& n : nodes)
-    for (const auto& [k, v] : n.facts) keys.insert(k);
-  for (const auto& k : keys) {
-    std::map<std::string, int> values;
-    std::vector<std::string> per_node;
-    for (const auto& n : nodes) {
-      auto it = n.facts.find(k);
-      per_node.push_back(it == n.facts.end() ? std::string("<absent>") : it->second);
-      ++values[per_node.back()];
-    }
-    if (values.size() == 1) continue;
-    FactDiff d;
-    d.fact = k;
-    int top = 0;
-    for (const auto& [v, c] : values)
-      if (c > top) {
-        top = c;
-        d.majority = v;
-      }
-    d.tie = std::count_if(values.begin(), values.end(), [&](const auto& kv) { return kv.second == top; }) > 1;
-    for (size_t i = 0; i < nodes.size(); ++i)
-      if (per_node[i] != d.majority || d.tie) d.nodes.emplace_back(nodes[i].node, per_node[i]);
-    rep.diffs.push_back(std::move(d));
-  }
-  return rep;
 }
 
 }  // namespace railkit::topo

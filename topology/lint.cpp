@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "core/units.hpp"
 #include "topology/analyze.hpp"
@@ -139,9 +140,73 @@ class Linter {
       if (const auto* f = t_.function(b)) link_check(*f, b, false);
   }
 
+  // On a rail-optimized node, a GPU with no NIC behind its own PCIe switch lost its rail NIC.
+  void missing_rail_nics() {
+    if (!t_.rail_optimized) return;
+    size_t with_own = 0;
+    std::map<std::string, const Rail*> rail_of;
+    for (const auto& r : t_.rails) {
+      rail_of[r.gpu] = &r;
+      if (!r.borrowed) ++with_own;
+    }
+    for (const auto& g : t_.gpus) {
+      const Rail* r = rail_of.count(g.name) ? rail_of[g.name] : nullptr;
+      if (r && !r->borrowed) continue;
+      std::string where = "its PCIe switch", place = "the GPU's PCIe switch";
+      if (const PciFunction* f = t_.function(g.bdf)) {
+        const auto sw = pci_switches(*f);
+        if (!sw.empty()) {
+          where += " " + sw.front();
+          place = "PCIe switch " + sw.front();
+        } else if (!f->bridges.empty()) {
+          where = "its root port " + f->bridges.front() + " (no PCIe switch)";
+          place = "root port " + f->bridges.front();
+        }
+      }
+      std::string msg = g.name + " has no NIC behind " + where + " while " + std::to_string(with_own) + " of " +
+                        std::to_string(t_.gpus.size()) + " GPUs have one: its rail NIC is missing";
+      if (const Nic* near = nearest_nic(g)) {
+        msg += "; nearest is " + near->name + " (" + t_.path(g.name, near->name)->path.str() + "), " +
+               (near->in_band ? std::string("an in-band NIC on another switch, never a rail")
+                              : near->gpus.empty() ? std::string("a NIC on another switch")
+                                                   : "the rail NIC of " + join_names(near->gpus, g.name));
+      }
+      if (r) msg += "; " + g.name + " falls back to " + r->nic + " (" + r->path.str() + "), shared";
+      out_.push_back(make("rail.nic_missing", Severity::Error, g.name, msg,
+                          "look for the NIC that belongs under " + place +
+                              ": `lspci -tv`, `dmesg | grep -i mlx5`, `ibdev2netdev`; reseat it or load its driver "
+                              "(mlx5_core, mlx5_ib)"));
+    }
+  }
+
+  // The NIC nearest to a GPU whatever its role: path type, then NUMA node, then index.
+  const Nic* nearest_nic(const Gpu& g) const {
+    const Nic* best = nullptr;
+    std::tuple<int, int, int> best_key{};
+    for (const auto& n : t_.nics) {
+      const PathEntry* p = t_.path(g.name, n.name);
+      if (!p || p->path.type == PathType::Unknown) continue;
+      const std::tuple<int, int, int> key{p->path.rank(), (g.numa && n.numa && *g.numa == *n.numa) ? 0 : 1, n.index};
+      if (!best || key < best_key) {
+        best = &n;
+        best_key = key;
+      }
+    }
+    return best;
+  }
+
+  static std::string join_names(const std::vector<std::string>& names, const std::string& except) {
+    std::string out;
+    for (const auto& n : names)
+      if (n != except) out += (out.empty() ? "" : ", ") + n;
+    return out.empty() ? except : out;
+  }
+
   void rails() {
     const size_t ngpu = t_.gpus.size();
+    missing_rail_nics();
     for (const auto& r : t_.rails) {
+      if (r.borrowed) continue;  // rail.nic_missing says why it is far
       const Gpu* g = t_.gpu(r.gpu);
       const Nic* n = t_.nic(r.nic);
       const bool other_numa = g && n && g->numa && n->numa && *g->numa != *n->numa;

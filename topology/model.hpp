@@ -134,6 +134,9 @@ struct Nic {
   std::vector<std::string> netdevs;
   std::vector<Port> ports;
   bool rail = false;                 ///< serves at least one GPU
+  /// On a rail-optimized node (Topology::rail_optimized): behind no GPU's PCIe switch, so storage
+  /// or in-band; such a NIC never becomes a rail.
+  bool in_band = false;
   std::vector<std::string> gpus;     ///< GPUs whose rail NIC this is
   /// The port used for traffic: the first ACTIVE port, else the first port; nullptr when none.
   const Port* main_port() const;
@@ -154,6 +157,9 @@ struct Rail {
   int port = 1;
   Path path;
   bool shared = false;  ///< the NIC also serves another GPU
+  /// The GPU has no NIC behind its own PCIe switch on a rail-optimized node (its rail NIC is
+  /// missing): this is the nearest other GPU's rail NIC, the one NCCL would fall back to.
+  bool borrowed = false;
 };
 
 enum class Severity { Error, Warning, Info };
@@ -187,6 +193,9 @@ struct Topology {
   std::vector<Nic> nics;
   std::vector<PathEntry> paths;
   std::vector<Rail> rails;
+  /// More than half of the GPUs have an RDMA NIC behind their own PCIe switch (PIX/PXB): rails are
+  /// those NICs only, any other NIC is in-band (see topology/README.md "Paths and rails").
+  bool rail_optimized = false;
   std::string nccl_ib_hca;                ///< suggested NCCL_IB_HCA for all rails ("=mlx5_0:1,...")
   std::vector<std::string> per_rank_hca;  ///< suggested NIC for local rank i (GPU i): "mlx5_0:1"
   bool gdr_module = false;

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -84,43 +85,84 @@ void compute_paths(Topology& topo) {
     }
 }
 
+namespace {
+
+// A NIC behind the GPU's own PCIe switch: the two share a root port (nvidia-smi's PIX or PXB).
+bool behind_own_switch(const Path& p) { return p.type == PathType::PIX || p.type == PathType::PXB; }
+
+}  // namespace
+
 void assign_rails(Topology& topo) {
   topo.rails.clear();
   topo.per_rank_hca.clear();
   topo.nccl_ib_hca.clear();
-  std::vector<int> uses(topo.nics.size(), 0);
+  const size_t ngpu = topo.gpus.size(), nnic = topo.nics.size();
+  std::vector<int> uses(nnic, 0);
   for (auto& n : topo.nics) {
     n.rail = false;
+    n.in_band = false;
     n.gpus.clear();
   }
-  for (const auto& g : topo.gpus) {
-    int best = -1;
-    std::tuple<int, int, int, int> best_key{};
-    for (size_t k = 0; k < topo.nics.size(); ++k) {
-      const Nic& n = topo.nics[k];
-      if (n.ports.empty()) continue;
-      const PathEntry* p = topo.path(g.name, n.name);
-      if (!p || p->path.type == PathType::Unknown) continue;
-      const int other_numa = (g.numa && n.numa && *g.numa == *n.numa) ? 0 : 1;
-      const std::tuple<int, int, int, int> key{p->path.rank(), other_numa, uses[k], n.index};
-      if (best < 0 || key < best_key) {
-        best = static_cast<int>(k);
-        best_key = key;
+  // The GPU-NIC path, when the NIC can carry traffic at all (has a port) and the path is known.
+  auto usable = [&](const Gpu& g, size_t k) -> const PathEntry* {
+    if (topo.nics[k].ports.empty()) return nullptr;
+    const PathEntry* p = topo.path(g.name, topo.nics[k].name);
+    return p && p->path.type != PathType::Unknown ? p : nullptr;
+  };
+  std::vector<bool> attached(nnic, false), has_local(ngpu, false);
+  size_t local_gpus = 0;
+  for (size_t i = 0; i < ngpu; ++i) {
+    for (size_t k = 0; k < nnic; ++k)
+      if (const PathEntry* p = usable(topo.gpus[i], k); p && behind_own_switch(p->path)) {
+        attached[k] = true;
+        has_local[i] = true;
       }
-    }
-    if (best < 0) continue;
-    Nic& n = topo.nics[static_cast<size_t>(best)];
-    ++uses[static_cast<size_t>(best)];
-    n.rail = true;
-    n.gpus.push_back(g.name);
-    Rail r;
-    r.gpu = g.name;
-    r.gpu_index = g.index;
-    r.nic = n.name;
-    r.port = n.main_port() ? n.main_port()->num : 1;
-    r.path = topo.path(g.name, n.name)->path;
-    topo.rails.push_back(r);
+    if (has_local[i]) ++local_gpus;
   }
+  topo.rail_optimized = ngpu > 0 && local_gpus * 2 > ngpu;
+  if (topo.rail_optimized)
+    for (size_t k = 0; k < nnic; ++k) topo.nics[k].in_band = !attached[k];
+
+  // Pass 0: GPUs with a NIC behind their own switch pick among those. Pass 1: the others pick the
+  // nearest NIC; on a rail-optimized node only another GPU's rail NIC (borrowed), never in-band.
+  std::vector<std::optional<Rail>> slot(ngpu);
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t i = 0; i < ngpu; ++i) {
+      if (has_local[i] != (pass == 0)) continue;
+      const Gpu& g = topo.gpus[i];
+      int best = -1;
+      std::tuple<int, int, int, int> best_key{};
+      for (size_t k = 0; k < nnic; ++k) {
+        const PathEntry* p = usable(g, k);
+        if (!p) continue;
+        if (has_local[i] ? !behind_own_switch(p->path) : topo.nics[k].in_band) continue;
+        const Nic& n = topo.nics[k];
+        const int other_numa = (g.numa && n.numa && *g.numa == *n.numa) ? 0 : 1;
+        const std::tuple<int, int, int, int> key{p->path.rank(), other_numa, uses[k], n.index};
+        if (best < 0 || key < best_key) {
+          best = static_cast<int>(k);
+          best_key = key;
+        }
+      }
+      if (best < 0) continue;
+      Nic& n = topo.nics[static_cast<size_t>(best)];
+      ++uses[static_cast<size_t>(best)];
+      n.rail = true;
+      Rail r;
+      r.gpu = g.name;
+      r.gpu_index = g.index;
+      r.nic = n.name;
+      r.port = n.main_port() ? n.main_port()->num : 1;
+      r.path = topo.path(g.name, n.name)->path;
+      r.borrowed = topo.rail_optimized && !has_local[i];
+      slot[i] = r;
+    }
+  for (auto& s : slot)
+    if (s) {
+      for (auto& n : topo.nics)
+        if (n.name == s->nic) n.gpus.push_back(s->gpu);
+      topo.rails.push_back(*s);
+    }
   std::set<std::string> seen;
   for (auto& r : topo.rails) {
     r.shared = uses[static_cast<size_t>(topo.nic(r.nic)->index)] > 1;

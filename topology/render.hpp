@@ -26,7 +26,8 @@ nlohmann::json to_json(const Topology& topo);
 /// NVLink elements are left out: NCCL fills them from NVML for the GPUs it finds.
 std::string render_nccl_xml(const Topology& topo);
 
-/// The comparison as text: majority fingerprint, odd nodes, and each differing fact.
+/// The comparison as text: majority fingerprint, odd nodes, and the differing facts most telling
+/// first (an absent device's own facts folded into its line; long path lists cut to what differs).
 std::string render_compare_table(const CompareReport& rep);
 
 /// The comparison as JSON (`railkit.topology-compare/1`).

@@ -103,6 +103,7 @@ json nics_json(const Topology& t) {
                     {"netdevs", n.netdevs},
                     {"link", f ? link_json(f->link) : json(nullptr)},
                     {"rail", n.rail},
+                    {"in_band", n.in_band},
                     {"gpus", n.gpus},
                     {"ports", ports}});
   }
@@ -129,6 +130,7 @@ json rails_json(const Topology& t) {
                      {"port", r.port},
                      {"path", r.path.str()},
                      {"shared", r.shared},
+                     {"borrowed", r.borrowed},
                      {"bridges", bridges}});
   }
   return rails;
@@ -165,6 +167,7 @@ nlohmann::json to_json(const Topology& t) {
       paths.push_back({{"from", p.from}, {"to", p.to}, {"type", p.path.str()}, {"pci", p.pci}});
   j["paths"] = paths;
   j["rails"] = rails_json(t);
+  j["rail_optimized"] = t.rail_optimized;
   json non_rail = json::array();
   for (const auto& n : t.nics)
     if (!n.rail) non_rail.push_back(n.name);
@@ -204,10 +207,16 @@ nlohmann::json compare_to_json(const CompareReport& rep) {
   for (const auto& d : rep.diffs) {
     json nodes = json::array();
     for (const auto& [node, v] : d.nodes) nodes.push_back({{"node", node}, {"value", v}});
-    diffs.push_back({{"fact", d.fact}, {"majority", d.tie ? json(nullptr) : json(d.majority)}, {"nodes", nodes}});
+    diffs.push_back({{"fact", d.fact},
+                     {"kind", diff_kind_name(d.kind)},
+                     {"device", d.device.empty() ? json(nullptr) : json(d.device)},
+                     {"majority", d.tie ? json(nullptr) : json(d.majority)},
+                     {"presence_only", d.presence_only},
+                     {"nodes", nodes}});
   }
   return {{"schema", "railkit.topology-compare/1"},
           {"nodes", rep.nodes},
+          {"node_names", rep.node_names},
           {"majority_fingerprint", rep.tie ? json(nullptr) : json(rep.majority_hash)},
           {"majority_count", rep.majority_count},
           {"equal", rep.all_equal()},

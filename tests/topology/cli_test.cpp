@@ -73,5 +73,36 @@ TEST(TopoCommand, CompareDocumentsFromFiles) {
   EXPECT_THROW(run_topo(c, out), UsageError);
 }
 
+TEST(TopoCommand, CompareNamesEveryNodeTheSameWay) {
+  // Two documents from one host (as captures of one fixture are): every node is named by its
+  // file, the first one too, in the table and in the JSON.
+  const railkit::test::TempDir tmp{"railkit-compare-names"};
+  std::vector<std::filesystem::path> files;
+  for (const char* f : {"dgx-h100", "dgx-rate-mismatch"}) {
+    std::ostringstream doc;
+    auto o = on(f);
+    o.format = "json";
+    ASSERT_EQ(run_topo(o, doc), 0);
+    files.push_back(tmp.path / (std::string(f) + ".json"));
+    std::ofstream(files.back()) << doc.str();
+  }
+  TopoOptions c;
+  c.compare = files;
+  std::ostringstream out;
+  EXPECT_EQ(run_topo(c, out), 10);
+  EXPECT_NE(out.str().find("    " + files[0].string() + ": 400\n"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("    " + files[1].string() + ": 200\n"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("dgx-h100-01"), std::string::npos) << out.str();
+}
+
+TEST(TopoCommand, LintNamesTheMissingRailNic) {
+  auto o = on("dgx-missing-nic");
+  o.lint = true;
+  std::ostringstream out;
+  EXPECT_EQ(run_topo(o, out), 10);
+  EXPECT_NE(out.str().find("rail.nic_missing"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("GPU0 has no NIC behind its PCIe switch"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace railkit::topo

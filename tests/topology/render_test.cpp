@@ -100,6 +100,70 @@ TEST(TopoRender, TableMatrixRows) {
   EXPECT_NE(table.find("Findings on dgx-h100-01: 0 error(s), 0 warning(s), 0 info"), std::string::npos);
 }
 
+std::vector<std::string> row_tokens(const std::string& table, const std::string& dev) {
+  std::istringstream in(table);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(dev + " ", 0) == 0) {
+      std::istringstream ls(line);
+      for (std::string tok; ls >> tok;) out.push_back(tok);
+      break;
+    }
+  return out;
+}
+
+TEST(TopoRender, GpuGpuCellsShowThePciePathWhenNvlinkIsUnknown) {
+  // No NVLink source: GPU-GPU cells are the PCIe path, as nvidia-smi prints for GPUs without NVLink.
+  auto t = testing::probe_fixture("dgx-h100");
+  ASSERT_TRUE(t.nvlink_source.empty());
+  const std::string table = render_table(t, TableOptions{});
+  const std::vector<std::string> gpu0 = {"GPU0", "X",    "NODE", "NODE", "NODE", "SYS",  "SYS",  "SYS",
+                                         "SYS",  "PXB",  "NODE", "NODE", "NODE", "NODE", "NODE", "SYS",
+                                         "SYS",  "SYS",  "SYS",  "SYS",  "SYS",  "0-55,112-167", "0"};
+  EXPECT_EQ(row_tokens(table, "GPU0"), gpu0);
+  const auto gpu5 = row_tokens(table, "GPU5");  // GPU5, then the GPU0..GPU7 cells
+  ASSERT_GE(gpu5.size(), 9u);
+  EXPECT_EQ(gpu5[4], "SYS");   // GPU3: across sockets
+  EXPECT_EQ(gpu5[5], "NODE");  // GPU4: same socket, another host bridge
+  EXPECT_EQ(gpu5[6], "X");
+  EXPECT_EQ(gpu5[8], "NODE");
+  EXPECT_EQ(table.substr(0, table.find("Legend:")).find(" ? "), std::string::npos) << table;  // no cell is "?"
+  EXPECT_NE(table.find("GPU-GPU cells show the PCIe path: NVLink is unknown"), std::string::npos) << table;
+  // One PCIe switch between GPU0 and GPU1 of the 2-socket server: PIX; across sockets SYS.
+  const std::string pcie = render_table(testing::probe_fixture("pcie-2socket"), TableOptions{});
+  auto p0 = row_tokens(pcie, "GPU0"), p2 = row_tokens(pcie, "GPU2");
+  ASSERT_GE(p0.size(), 5u);
+  ASSERT_GE(p2.size(), 5u);
+  p0.resize(5);
+  p2.resize(5);
+  EXPECT_EQ(p0, (std::vector<std::string>{"GPU0", "X", "PIX", "SYS", "SYS"}));
+  EXPECT_EQ(p2, (std::vector<std::string>{"GPU2", "SYS", "SYS", "X", "PIX"}));
+  // With an NVLink source, NV# as before and no such legend line.
+  const std::string nv = render_table(testing::probe_fixture("dgx-h100", testing::fixture_src("dgx-h100.nvsmi-topo.txt")),
+                                      TableOptions{});
+  EXPECT_EQ(row_tokens(nv, "GPU0").at(2), "NV18");
+  EXPECT_EQ(nv.find("NVLink is unknown"), std::string::npos);
+}
+
+TEST(TopoRender, RdmaPortTableCarriesUnitsAndExplainsItsColumns) {
+  auto t = testing::probe_fixture("dgx-h100");
+  const std::string table = render_table(t, TableOptions{});
+  EXPECT_TRUE(std::regex_search(table, std::regex("\n  NIC +port +layer +netdev +state +phys +Gb/s +MTU\\(B\\) +v2 GID +ECN p3 +"
+                                                  "PFC p3 trust +use\n")))
+      << table;
+  EXPECT_TRUE(std::regex_search(table, std::regex("mlx5_0 +1 +Ethernet +enp24s0np0 +ACTIVE +LinkUp +400 +9000 +3 +on/on +on dscp +rail GPU0\n")));
+  EXPECT_TRUE(std::regex_search(table, std::regex("mlx5_1 +1 +Ethernet +\\S+ +ACTIVE +LinkUp +200 +1500 +3 +n/a +n/a n/a +in-band\n")))
+      << table;
+  for (const char* legend : {"  Gb/s: port rate in Gb/s", "MTU(B): netdev MTU in bytes", "  v2 GID: the RoCE v2 GID index",
+                             "  ECN p3: DCQCN reaction/notification point enabled on priority 3",
+                             "  PFC p3 trust: PFC on priority 3, then the QoS trust mode", "  use: the GPUs this port is the rail of",
+                             "n/a = not visible"})
+    EXPECT_NE(table.find(legend), std::string::npos) << legend;
+  // --priority moves the column headers and their explanation.
+  const std::string p5 = render_table(t, TableOptions{5, false});
+  EXPECT_NE(p5.find("  ECN p5: DCQCN reaction/notification point enabled on priority 5"), std::string::npos);
+}
+
 TEST(TopoRender, FindingsOnlyTable) {
   auto t = testing::probe_fixture("dgx-acs");
   const std::string table = render_table(t, TableOptions{3, true});

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs a railkit command for a CLI test and checks its exit code and output.
 
-usage: run_cli.py --expect-rc N [--expect-out TEXT]... [--json] [--nccl-xml NGPU MINNET]
-                  [--compare-fixtures DIR NAME...] -- COMMAND...
+usage: run_cli.py --expect-rc N [--expect-out TEXT]... [--expect-not-out TEXT]... [--expect-first TEXT]
+                  [--json] [--nccl-xml NGPU MINNET] [--compare-fixtures DIR NAME...] -- COMMAND...
+--expect-first TEXT: the first line of the differences (the line after "Differences") holds TEXT.
 --compare-fixtures probes each named fixture to JSON (as if captured on separate nodes named
 node<i>-<fixture>) and appends `topo --compare <files>` to COMMAND.
 """
@@ -23,6 +24,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--expect-rc", type=int, required=True)
     ap.add_argument("--expect-out", action="append", default=[])
+    ap.add_argument("--expect-not-out", action="append", default=[])
+    ap.add_argument("--expect-first")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--nccl-xml", nargs=2, type=int)
     ap.add_argument("--compare-fixtures", nargs="+")
@@ -52,6 +55,17 @@ def main():
     for text in args.expect_out:
         if text not in p.stdout:
             print("FAIL: output lacks %r" % text)
+            ok = False
+    for text in args.expect_not_out:
+        if text in p.stdout:
+            print("FAIL: output has %r" % text)
+            ok = False
+    if args.expect_first:
+        lines = p.stdout.splitlines()
+        heads = [i for i, l in enumerate(lines) if l.startswith("Differences")]
+        first = lines[heads[0] + 1] if heads and heads[0] + 1 < len(lines) else ""
+        if args.expect_first not in first:
+            print("FAIL: first difference is %r, expected it to hold %r" % (first, args.expect_first))
             ok = False
     if args.json:
         try:
