@@ -139,6 +139,7 @@ NodeFacts probe_node_facts(const fs::path& root, const std::optional<std::string
     topo::Topology t = topo::probe_node(po);
     topo::analyze(t, topo::LintOptions{});
     n.fingerprint = t.fingerprint.hash;
+    n.fingerprint_facts = t.fingerprint.facts;
     std::set<std::string> gpus, nics;
     for (const auto& g : t.gpus) gpus.insert(g.model);
     for (const auto& x : t.nics) nics.insert(x.model);
@@ -186,23 +187,75 @@ std::string gpu_family(std::string_view model) {
   return {};
 }
 
+std::vector<FactDifference> fact_differences(const std::map<std::string, std::string>& profile,
+                                             const std::map<std::string, std::string>& node) {
+  std::vector<FactDifference> diffs;
+  std::set<std::string> names;
+  for (const auto& [k, _] : profile) names.insert(k);
+  for (const auto& [k, _] : node) names.insert(k);
+  for (const auto& k : names) {
+    FactDifference d{k, std::nullopt, std::nullopt};
+    if (const auto it = profile.find(k); it != profile.end()) d.profile = it->second;
+    if (const auto it = node.find(k); it != node.end()) d.node = it->second;
+    if (d.profile != d.node) diffs.push_back(std::move(d));
+  }
+  const auto group = [](const FactDifference& d) {
+    if (!d.profile || !d.node) return 0;  // a device one side lacks
+    const auto ends = [&](std::string_view suffix) {
+      return d.fact.size() >= suffix.size() && d.fact.compare(d.fact.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    return ends(".count") || ends(".models") ? 1 : 2;
+  };
+  std::stable_sort(diffs.begin(), diffs.end(),
+                   [&](const FactDifference& a, const FactDifference& b) { return group(a) < group(b); });
+  return diffs;
+}
+
+namespace {
+
+/// The fingerprint item: by hash; the differing facts named when the profile stores them.
+CheckItem check_fingerprint(const ProfileCluster& c, const NodeFacts& node) {
+  CheckItem fp{"fingerprint", Status::Same, c.fingerprint, node.fingerprint, "", {}};
+  const bool has_facts = !c.fingerprint_facts.empty();
+  if (c.fingerprint.empty() && !has_facts) {
+    fp.status = Status::NotRecorded;
+    fp.note = "the profile has no fingerprint (its probe could not run)";
+    return fp;
+  }
+  if (node.fingerprint.empty()) {
+    fp.status = Status::Unknown;
+    fp.note = "this node could not be probed: " + node.fingerprint_error;
+    return fp;
+  }
+  if (c.fingerprint == node.fingerprint) return fp;
+  if (has_facts) fp.facts = fact_differences(c.fingerprint_facts, node.fingerprint_facts);
+  if (c.fingerprint.empty()) {  // facts without their hash: compared by facts alone
+    fp.profile = "(no hash)";
+    fp.status = fp.facts.empty() ? Status::Same : Status::Differs;
+    fp.note = fmt::format("the profile records the facts but no hash; compared fact by fact: {} differ", fp.facts.size());
+    return fp;
+  }
+  fp.status = Status::Differs;
+  if (!has_facts)
+    fp.note = "the profile stores only the fingerprint's hash (no cluster.fingerprint_facts), so the facts that "
+              "differ cannot be named; compare `railkit topo` of a profiled node with this one";
+  else if (fp.facts.empty())
+    fp.note = "no recorded fact differs, only the hash: the fingerprint's definition may differ between the railkit "
+              "that wrote the profile and this one";
+  else
+    fp.note = fmt::format("{} fact(s) differ", fp.facts.size());
+  return fp;
+}
+
+}  // namespace
+
 std::vector<CheckItem> check_profile(const ProfileDocument& p, const NodeFacts& node) {
   std::vector<CheckItem> items;
   const ProfileCluster& c = p.cluster;
 
-  CheckItem fp{"fingerprint", Status::Same, c.fingerprint, node.fingerprint, ""};
-  if (c.fingerprint.empty()) {
-    fp.status = Status::NotRecorded;
-    fp.note = "the profile has no fingerprint (its probe could not run)";
-  } else if (node.fingerprint.empty()) {
-    fp.status = Status::Unknown;
-    fp.note = "this node could not be probed: " + node.fingerprint_error;
-  } else if (c.fingerprint != node.fingerprint) {
-    fp.status = Status::Differs;
-  }
-  items.push_back(fp);
+  items.push_back(check_fingerprint(c, node));
 
-  CheckItem nccl{"NCCL", Status::Same, profile_nccl_version(p).value_or(""), node.nccl_version.value_or(""), ""};
+  CheckItem nccl{"NCCL", Status::Same, profile_nccl_version(p).value_or(""), node.nccl_version.value_or(""), "", {}};
   if (nccl.profile.empty()) {
     nccl.status = Status::NotRecorded;
     nccl.note = fmt::format("the profile records no NCCL version (backend {})", display(c.backend));
@@ -216,7 +269,7 @@ std::vector<CheckItem> check_profile(const ProfileDocument& p, const NodeFacts& 
   }
   items.push_back(nccl);
 
-  CheckItem gpu{"GPU models", Status::Same, shown_list(c.gpu_models), shown_list(node.gpu_models), ""};
+  CheckItem gpu{"GPU models", Status::Same, shown_list(c.gpu_models), shown_list(node.gpu_models), "", {}};
   if (c.gpu_models.empty()) {
     gpu.status = Status::NotRecorded;
     gpu.note = "the profile lists no GPU model";
@@ -229,7 +282,7 @@ std::vector<CheckItem> check_profile(const ProfileDocument& p, const NodeFacts& 
   }
   items.push_back(gpu);
 
-  CheckItem nic{"NIC models", Status::Same, shown_list(c.nic_models), shown_list(node.nic_models), ""};
+  CheckItem nic{"NIC models", Status::Same, shown_list(c.nic_models), shown_list(node.nic_models), "", {}};
   if (c.nic_models.empty()) {
     nic.status = Status::NotRecorded;
     nic.note = "the profile lists no NIC model";
@@ -259,6 +312,9 @@ std::vector<std::string> check_lines(const std::vector<CheckItem>& items) {
     }
     if (!i.note.empty()) line += " [" + i.note + "]";
     r.push_back(line);
+    for (const auto& f : i.facts)
+      r.push_back(fmt::format("  {}: profile {}, this node {}", display(f.fact), f.profile ? display(*f.profile) : "(absent)",
+                              f.node ? display(*f.node) : "(absent)"));
   }
   return r;
 }

@@ -2,6 +2,7 @@
 // `railkit profile check`: what differs between the cluster a profile was made on and this node
 // (topology fingerprint, NCCL major.minor, GPU and NIC models).
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@ namespace railkit::profiles {
 /// What `check` knows about the node.
 struct NodeFacts {
   std::string fingerprint;              ///< topo fingerprint hash ("" when the probe failed)
+  std::map<std::string, std::string> fingerprint_facts;  ///< the facts it hashes (topo's fingerprint.facts)
   std::string fingerprint_error;        ///< why the probe failed
   std::vector<std::string> gpu_models;  ///< distinct, from the probe
   std::vector<std::string> nic_models;  ///< distinct, from the probe
@@ -40,6 +42,21 @@ std::optional<std::string> major_minor(std::string_view text);
 /// cluster.backend_version when the backend is nccl; nullopt when not recorded.
 std::optional<std::string> profile_nccl_version(const ProfileDocument& p);
 
+/// One fingerprint fact whose value differs; nullopt where the fact is absent (a device that
+/// one side lacks).
+struct FactDifference {
+  std::string fact;                    ///< "nic.count", "GPU3.rail"
+  std::optional<std::string> profile;  ///< cluster.fingerprint_facts' value
+  std::optional<std::string> node;     ///< this node's value
+  bool operator==(const FactDifference&) const = default;
+};
+
+/// Every fact whose value differs between two fingerprints' facts, ordered to point at the cause:
+/// facts present on one side only (a missing or extra device) first, then totals (names ending in
+/// `.count` or `.models`), then the rest; by name within each group.
+std::vector<FactDifference> fact_differences(const std::map<std::string, std::string>& profile,
+                                             const std::map<std::string, std::string>& node);
+
 /// One compared item.
 struct CheckItem {
   enum class Status { Same, Differs, NotRecorded, Unknown };
@@ -48,18 +65,23 @@ struct CheckItem {
   std::string profile;  ///< the profile's value, as shown
   std::string node;     ///< this node's value, as shown
   std::string note;     ///< why NotRecorded / Unknown, or how the values were compared
+  std::vector<FactDifference> facts;  ///< fingerprint: the facts that differ (when the profile stores them)
 };
 
 /// Compares the profile's cluster with the node. An item the profile does not record is
-/// NotRecorded and one the node does not reveal is Unknown; neither is a mismatch. GPU models are
-/// compared by family (the profile holds CUDA's device names, "NVIDIA H100 80GB HBM3"; the probe
-/// names PCI ids, "H100 SXM5 80GB": both are family h100); NIC models exactly, as sets.
+/// NotRecorded and one the node does not reveal is Unknown; neither is a mismatch. The
+/// fingerprint is compared by hash; when it differs and the profile stores the facts
+/// (cluster.fingerprint_facts), every differing fact is named (CheckItem::facts), otherwise the
+/// note says that only the hash is stored. GPU models are compared by family (the profile holds
+/// CUDA's device names, "NVIDIA H100 80GB HBM3"; the probe names PCI ids, "H100 SXM5 80GB": both
+/// are family h100); NIC models exactly, as sets.
 std::vector<CheckItem> check_profile(const ProfileDocument& p, const NodeFacts& node);
 
 /// True when any item has status Differs.
 bool has_mismatch(const std::vector<CheckItem>& items);
 
-/// One line per item ("fingerprint: differs: profile 0123..., this node 4567..."), values shown
+/// One line per item ("fingerprint: differs: profile 0123..., this node 4567..."), each followed
+/// by one indented line per differing fact ("  nic.count: profile 8, this node 7"); values shown
 /// with display().
 std::vector<std::string> check_lines(const std::vector<CheckItem>& items);
 

@@ -108,6 +108,15 @@ void warn_decisions(const ProfileDocument& p, std::vector<std::string>& warnings
         n));
 }
 
+/// Why an export of settings.env carries nothing ("" when settings.env has a variable).
+std::string empty_env(const ProfileDocument& p) {
+  if (!p.env.empty()) return {};
+  const bool per_size = std::any_of(p.decisions.begin(), p.decisions.end(), [](const ProfileDecision& d) { return !d.env.empty(); });
+  return per_size ? "settings.env is empty (the profile's settings are per-size decisions: export them with --format "
+                    "nccl-tuner-csv or ompi-rules)"
+                  : "settings.env is empty";
+}
+
 std::string shell_line(Shell shell, const std::string& name, const std::string& value) {
   switch (shell) {
     case Shell::Bash:
@@ -123,6 +132,7 @@ Rendered slurm(const ProfileDocument& p) {
   r.text = header_comment(p, "settings.env for a Slurm job");
   r.text += "# In the batch script: `source` this file before srun (srun passes the environment on: --export=ALL).\n";
   for (const auto& [k, v] : p.env) r.text += shell_line(Shell::Bash, k, v);
+  r.empty = empty_env(p);
   warn_decisions(p, r.warnings);
   return r;
 }
@@ -137,6 +147,7 @@ Rendered k8s_env(const ProfileDocument& p) {
     for (const auto& [k, v] : p.env)
       r.text += fmt::format("  - name: {}\n    value: {}\n", k, yaml_quote(v, "settings.env." + k));
   }
+  r.empty = empty_env(p);
   warn_decisions(p, r.warnings);
   return r;
 }
@@ -173,6 +184,7 @@ Rendered k8s_configmap(const ProfileDocument& p, const ExportOptions& o) {
     r.text += "data:\n";
     for (const auto& [k, v] : p.env) r.text += fmt::format("  {}: {}\n", k, yaml_quote(v, "settings.env." + k));
   }
+  r.empty = empty_env(p);
   warn_decisions(p, r.warnings);
   return r;
 }
@@ -183,6 +195,7 @@ Rendered nccl_conf(const ProfileDocument& p) {
   r.text +=
       "# NCCL reads NAME=value lines verbatim (no quoting) from $NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf;\n"
       "# a variable already in the environment wins.\n";
+  int lines = 0;
   for (const auto& [k, v] : p.env) {
     if (k.rfind("NCCL_", 0) != 0) {
       r.warnings.push_back(fmt::format("settings.env.{}: not an NCCL variable; left out of nccl.conf", k));
@@ -196,7 +209,11 @@ Rendered nccl_conf(const ProfileDocument& p) {
       throw UsageError(fmt::format("settings.env.{}: the value is {} bytes; NCCL reads at most {} from nccl.conf", k,
                                    v.size(), kNcclConfMaxValue));
     r.text += k + "=" + v + "\n";
+    ++lines;
   }
+  if (lines == 0)
+    r.empty = p.env.empty() ? "settings.env is empty; nccl.conf would hold no variable"
+                            : "settings.env has no NCCL_* variable; nccl.conf would hold none";
   warn_decisions(p, r.warnings);
   return r;
 }
@@ -254,7 +271,9 @@ Rendered nccl_tuner_csv(const ProfileDocument& p) {
     r.text += fmt::format("{},{},{},{},{},{},{},{}\n", *coll, d.min_bytes, d.max_bytes, *algo, *proto, channels, nodes, ranks);
     ++lines;
   }
-  if (lines == 0) r.warnings.push_back("no decision sets NCCL_ALGO or NCCL_PROTO in a way the tuner can use; the file holds no rules");
+  if (lines == 0)
+    r.empty = "no decision sets NCCL_ALGO or NCCL_PROTO in a way the tuner can use (one algorithm and one protocol for "
+              "broadcast, reduce, all_gather, reduce_scatter or all_reduce); the file would hold no rule";
   return r;
 }
 
@@ -264,6 +283,9 @@ Rendered ompi_rules(const ProfileDocument& p) {
   Rendered r;
   r.text = header_comment(p, "decisions as Open MPI coll/tuned dynamic rules");
   r.text += profiles::ompi_rules(ds, p.cluster.ranks);
+  if (ompi_rules_choosing(p.decisions) == 0)
+    r.empty = "no decision chooses an Open MPI algorithm (OMPI_MCA_coll_tuned_<coll>_algorithm other than 0); every "
+              "rule would keep Open MPI's own choice";
   return r;
 }
 
@@ -384,117 +406,6 @@ std::string configmap_name_for(std::string_view profile_name) {
   if (s.size() > kMax) s.resize(kMax);
   while (!s.empty() && s.back() == '-') s.pop_back();
   return s.empty() ? "railkit-profile" : "railkit-" + s;
-}
-
-namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  if (v.empty()) return "-";
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + display(x);
-  return s;
-}
-
-std::string gbps(double x) { return fmt::format("{:.2f}", x); }
-
-std::string median(std::vector<double> v) {
-  if (v.empty()) return "-";
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return gbps(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
-}
-
-std::string env_text(const std::map<std::string, std::string>& env) {
-  if (env.empty()) return "(defaults)";
-  std::string s;
-  for (const auto& [k, v] : env) s += (s.empty() ? "" : " ") + k + "=" + display(v);
-  return s;
-}
-
-/// Left-aligned columns, two spaces apart.
-std::string table(const std::vector<std::vector<std::string>>& rows, const std::string& indent = "  ") {
-  std::vector<std::size_t> w;
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < r.size(); ++i) {
-      if (w.size() <= i) w.push_back(0);
-      w[i] = std::max(w[i], r[i].size());
-    }
-  std::string s;
-  for (const auto& r : rows) {
-    std::string line = indent;
-    for (std::size_t i = 0; i < r.size(); ++i)
-      line += i + 1 == r.size() ? r[i] : fmt::format("{:<{}}  ", r[i], w[i]);
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    s += line + "\n";
-  }
-  return s;
-}
-
-}  // namespace
-
-std::string show_profile(const ProfileDocument& p) {
-  const ProfileCluster& c = p.cluster;
-  std::string s = fmt::format("profile {} ({}), created {}\n", display(p.name), p.schema, display(p.created));
-
-  s += "\ncluster\n";
-  s += table({
-      {"fingerprint", c.fingerprint.empty() ? "(not recorded)" : display(c.fingerprint)},
-      {"nodes", fmt::format("{} ({} ranks, {} per node)", c.nodes, c.ranks, c.ranks_per_node)},
-      {"backend", fmt::format("{} {}", display(c.backend), display(c.backend_version))},
-      {"hosts", join(c.hosts)},
-      {"GPU models", join(c.gpu_models)},
-      {"NIC models", join(c.nic_models)},
-      {"extra", c.extra.empty() ? "-" : c.extra.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace)},
-  });
-
-  s += fmt::format("\nsettings.env ({})\n", p.env.size());
-  for (const auto& [k, v] : p.env) s += fmt::format("  {}={}\n", k, display(v));
-  std::size_t nd = 0;
-  for (const auto& [_, attrs] : p.dcqcn) nd += attrs.size();
-  s += fmt::format("settings.dcqcn ({})\n", nd);
-  for (const auto& [prio, attrs] : p.dcqcn)
-    for (const auto& [k, v] : attrs) s += fmt::format("  priority {}: {}={}\n", prio, k, display(v));
-
-  s += fmt::format("\ndecisions ({})\n", p.decisions.size());
-  if (!p.decisions.empty()) {
-    std::vector<std::vector<std::string>> rows = {
-        {"coll", "bytes", "config", "busbw GB/s", "baseline GB/s", "ratio [95% CI]", "significant", "env"}};
-    for (const auto& d : p.decisions)
-      rows.push_back({d.coll, fmt::format("{}..{}", d.min_bytes, d.max_bytes), display(d.config), gbps(d.busbw_GBps),
-                      gbps(d.baseline_busbw_GBps), fmt::format("{:.3f} [{:.3f}, {:.3f}]", d.ratio, d.ratio_lo, d.ratio_hi),
-                      d.significant ? "yes" : "no", env_text(d.env)});
-    s += table(rows);
-  }
-
-  s += fmt::format("\nexpectations ({})\n", p.expectations.size());
-  if (!p.expectations.empty()) {
-    std::vector<std::vector<std::string>> rows = {{"coll", "bytes", "busbw GB/s", "tolerance"}};
-    for (const auto& e : p.expectations)
-      rows.push_back({e.coll, fmt::format("{}", e.bytes), gbps(e.busbw_GBps), fmt::format("{:g}%", e.tolerance * 100)});
-    s += table(rows);
-  }
-
-  const ProfileEvidence& ev = p.evidence;
-  s += "\nevidence\n";
-  s += table({
-      {"validated", ev.validated ? fmt::format("yes, at {}", display(ev.validated_at)) : "no"},
-      {"measured by", fmt::format("railkit {}", display(ev.railkit_version))},
-      {"search", fmt::format("strategy {}, space {}, {} trials", display(ev.strategy), display(ev.space), ev.trials)},
-      {"A/B pairs", fmt::format("{} (max regression {:g}%)", ev.pairs, ev.max_regression * 100)},
-      {"baseline env", env_text(ev.baseline_env)},
-      {"tune dir", ev.tune_dir.empty() ? "-" : display(ev.tune_dir)},
-  });
-  s += fmt::format("\nevidence rows ({})\n", ev.rows.size());
-  if (!ev.rows.empty()) {
-    std::vector<std::vector<std::string>> rows = {
-        {"coll", "bytes", "pairs", "baseline GB/s (median)", "tuned GB/s (median)", "ratio [95% CI]"}};
-    for (const auto& r : ev.rows)
-      rows.push_back({r.coll, fmt::format("{}", r.bytes), fmt::format("{}", r.baseline_busbw_GBps.size()),
-                      median(r.baseline_busbw_GBps), median(r.tuned_busbw_GBps),
-                      fmt::format("{:.3f} [{:.3f}, {:.3f}]", r.ratio, r.ratio_lo, r.ratio_hi)});
-    s += table(rows);
-  }
-  return s;
 }
 
 }  // namespace railkit::profiles

@@ -42,6 +42,9 @@ std::vector<std::string> export_format_names();
 struct Rendered {
   std::string text;
   std::vector<std::string> warnings;
+  /// Exports only: why the export carries nothing for the tool (no variable, no rule); "" when it
+  /// carries something. `railkit profile export` then prints it and exits 10, writing nothing.
+  std::string empty;
 };
 
 /// `value` in POSIX single quotes: every ' becomes '\'' ; nothing inside is interpreted.
@@ -68,14 +71,22 @@ struct ExportOptions {
 
 /// The profile in `format`. Throws UsageError naming the key when a value cannot be carried by
 /// the format (nccl-conf: a line break or a value longer than NCCL reads; YAML: invalid UTF-8).
+/// Sets Rendered::empty when the result would carry nothing: k8s-*, slurm with an empty
+/// settings.env; nccl-conf without an NCCL_* variable; nccl-tuner-csv without a rule;
+/// ompi-rules without a decision choosing an algorithm.
 Rendered export_profile(const ProfileDocument& p, ExportFormat format, const ExportOptions& opts = {});
 
 /// A Kubernetes object name (DNS-1123 label) from a profile name: "railkit-" + lowercase letters,
 /// digits and '-'; "railkit-profile" when nothing is left.
 std::string configmap_name_for(std::string_view profile_name);
 
-/// The human-readable summary: cluster, settings, decisions, expectations, evidence and its A/B
-/// table. Every string from the document is passed through display().
-std::string show_profile(const ProfileDocument& p);
+/// The human-readable summary (profiles/show.cpp): cluster, settings, decisions, expectations,
+/// evidence and its A/B table. Sizes in B/KiB/MiB/GiB, bandwidths in GB/s, tolerances rounded to
+/// 0.1%. A decision's baseline, tuned, ratio and interval all come from its evidence row (the row
+/// of its collective at its min_bytes, else the first inside its range): baseline and tuned are
+/// the geometric means of the row's pairs, so tuned / baseline is the paired ratio. Without a row
+/// they are the decision's own. A stored ratio that its numbers do not give is a warning, and
+/// the ratio they give is shown. Every string from the document is passed through display().
+Rendered show_profile(const ProfileDocument& p);
 
 }  // namespace railkit::profiles

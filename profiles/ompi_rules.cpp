@@ -10,12 +10,28 @@
 #include "core/version.hpp"
 
 namespace railkit::profiles {
+namespace {
+
+/// railkit-bench collective -> the id of Open MPI's COLLTYPE enum (coll_base_functions.h) and its
+/// coll/tuned name.
+const std::map<std::string, std::pair<int, std::string>> kIds = {
+    {"all_gather", {0, "allgather"}}, {"all_reduce", {2, "allreduce"}}, {"alltoall", {3, "alltoall"}},
+    {"broadcast", {7, "bcast"}},      {"reduce", {11, "reduce"}},       {"reduce_scatter", {12, "reduce_scatter"}}};
+
+}  // namespace
+
+int ompi_rules_choosing(const std::vector<ProfileDecision>& decisions) {
+  int n = 0;
+  for (const auto& d : decisions) {
+    const auto id = kIds.find(d.coll);
+    if (id == kIds.end()) continue;
+    const auto algo = d.env.find("OMPI_MCA_coll_tuned_" + id->second.second + "_algorithm");
+    if (algo != d.env.end() && algo->second != "0") ++n;
+  }
+  return n;
+}
 
 std::string ompi_rules(const std::vector<ProfileDecision>& decisions, int nranks) {
-  // Collective ids of Open MPI's COLLTYPE enum (coll_base_functions.h).
-  static const std::map<std::string, std::pair<int, std::string>> kIds = {
-      {"all_gather", {0, "allgather"}}, {"all_reduce", {2, "allreduce"}}, {"alltoall", {3, "alltoall"}},
-      {"broadcast", {7, "bcast"}},      {"reduce", {11, "reduce"}},       {"reduce_scatter", {12, "reduce_scatter"}}};
   std::map<int, std::vector<const ProfileDecision*>> by_coll;
   for (const auto& d : decisions)
     if (auto it = kIds.find(d.coll); it != kIds.end()) by_coll[it->second.first].push_back(&d);

@@ -65,7 +65,9 @@ std::vector<profiles::CheckItem> compare(const ProfileCli& o, const ProfileDocum
 }
 
 int run_show(const ProfileCli& o) {
-  std::cout << profiles::show_profile(load(o)) << std::flush;
+  const profiles::Rendered r = profiles::show_profile(load(o));
+  for (const auto& w : r.warnings) warn(w);
+  std::cout << r.text << std::flush;
   return 0;
 }
 
@@ -90,7 +92,14 @@ int run_env(const ProfileCli& o) {
 
 int run_export(const ProfileCli& o) {
   const ProfileDocument p = load(o);
-  return emit(o, profiles::export_profile(p, profiles::parse_export_format(o.format), {o.name}));
+  const profiles::Rendered r = profiles::export_profile(p, profiles::parse_export_format(o.format), {o.name});
+  if (!r.empty.empty()) {  // nothing for the tool: say so, write nothing (an --out file is left as it was)
+    for (const auto& w : r.warnings) warn(w);
+    std::cerr << fmt::format("railkit: {}: --format {}: nothing to export: {}; nothing written\n",
+                             profiles::display(o.profile), o.format, r.empty);
+    return exit_code(ErrorCode::CheckFailed);
+  }
+  return emit(o, r);
 }
 
 int run_exec(const ProfileCli& o) {
@@ -102,11 +111,13 @@ int run_exec(const ProfileCli& o) {
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (items[i].status != profiles::CheckItem::Status::Differs) continue;
       ++n;
-      const std::string line = profiles::check_lines({items[i]}).front();
-      if (o.force)
-        warn(line + " (running anyway: --force)");
-      else
-        std::cerr << "railkit: " << line << "\n";
+      const auto lines = profiles::check_lines({items[i]});  // the item, then each differing fact
+      for (std::size_t k = 0; k < lines.size(); ++k) {
+        if (o.force)
+          warn(k == 0 ? lines[k] + " (running anyway: --force)" : lines[k]);
+        else
+          std::cerr << "railkit: " << lines[k] << "\n";
+      }
     }
     if (!o.force)
       throw Error(ErrorCode::CheckFailed,
@@ -154,8 +165,8 @@ std::function<int()> setup_profile(CLI::App& app) {
   add_profile(*show, *o);
 
   CLI::App* check = app.add_subcommand(
-      "check", "what differs between the profile's cluster and this node (fingerprint, NCCL, GPU and NIC models); "
-               "exit 10 on a difference");
+      "check", "what differs between the profile's cluster and this node (fingerprint, naming each differing fact "
+               "the profile records; NCCL, GPU and NIC models); exit 10 on a difference");
   add_profile(*check, *o);
   add_node(*check, *o);
 
@@ -173,7 +184,9 @@ std::function<int()> setup_profile(CLI::App& app) {
   exec->add_flag("--force", o->force, "run even when the profile's cluster differs from this node (differences become warnings)");
   exec->add_option("command", o->command, "the command and its arguments (after --)");
 
-  CLI::App* exp = app.add_subcommand("export", "the profile for Kubernetes, Slurm, nccl.conf, NCCL's example tuner or Open MPI");
+  CLI::App* exp = app.add_subcommand(
+      "export", "the profile for Kubernetes, Slurm, nccl.conf, NCCL's example tuner or Open MPI; exit 10 when it would "
+                "be empty");
   add_profile(*exp, *o);
   exp->add_option("--format", o->format, "k8s-configmap | k8s-env | slurm | nccl-conf | nccl-tuner-csv | ompi-rules")
       ->check(CLI::IsMember(profiles::export_format_names()))

@@ -1,6 +1,7 @@
 // profiles/check.hpp: versions, GPU families, NCCL discovery under a root, the comparison.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -105,8 +106,72 @@ TEST(Check, Differences) {
   for (const auto& i : items) EXPECT_EQ(i.status, Status::Differs) << i.what;
   EXPECT_TRUE(has_mismatch(items));
   const auto lines = check_lines(items);
-  EXPECT_EQ(lines[0], "fingerprint: differs: profile 0123456789abcdef, this node fedcba9876543210");
+  // This profile stores only the hash: the line says that the differing facts cannot be named.
+  EXPECT_EQ(lines[0], "fingerprint: differs: profile 0123456789abcdef, this node fedcba9876543210 [the profile stores "
+                      "only the fingerprint's hash (no cluster.fingerprint_facts), so the facts that differ cannot be "
+                      "named; compare `railkit topo` of a profiled node with this one]");
+  EXPECT_TRUE(items[0].facts.empty());
   EXPECT_EQ(lines[1], "NCCL: differs: profile 2.28, this node 2.27");
+}
+
+TEST(Check, FactDifferencesPointAtTheCauseFirst) {
+  const std::map<std::string, std::string> profile = {
+      {"GPU0.nic_paths", "mlx5_0:PIX,mlx5_1:SYS"}, {"GPU0.model", "H100"}, {"mlx5_1.model", "ConnectX-7"},
+      {"nic.count", "2"}, {"nic.models", "2x ConnectX-7@400Gbps"}, {"numa.count", "2"}};
+  const std::map<std::string, std::string> node = {
+      {"GPU0.nic_paths", "mlx5_0:PIX"}, {"GPU0.model", "H100"}, {"nic.count", "1"},
+      {"nic.models", "1x ConnectX-7@400Gbps"}, {"numa.count", "2"}, {"mlx5_2.model", "ConnectX-6"}};
+  EXPECT_EQ(fact_differences(profile, node),
+            (std::vector<FactDifference>{{"mlx5_1.model", "ConnectX-7", std::nullopt},
+                                         {"mlx5_2.model", std::nullopt, "ConnectX-6"},
+                                         {"nic.count", "2", "1"},
+                                         {"nic.models", "2x ConnectX-7@400Gbps", "1x ConnectX-7@400Gbps"},
+                                         {"GPU0.nic_paths", "mlx5_0:PIX,mlx5_1:SYS", "mlx5_0:PIX"}}));
+  EXPECT_TRUE(fact_differences(profile, profile).empty());
+}
+
+TEST(Check, NamesEveryFactThatDiffers) {
+  ProfileDocument p = profile();
+  p.cluster.fingerprint_facts = {{"gpu.count", "8"}, {"mlx5_9.rate_Gbps", "400"}, {"mlx5_9.model", "ConnectX-7"}};
+  NodeFacts n = node();
+  n.fingerprint = "fedcba9876543210";
+  n.fingerprint_facts = {{"gpu.count", "8"}, {"mlx5_9.rate_Gbps", "200"}, {"mlx5_9.model", "ConnectX-7"}};
+  const auto items = check_profile(p, n);
+  EXPECT_EQ(items[0].status, Status::Differs);
+  EXPECT_EQ(items[0].facts, (std::vector<FactDifference>{{"mlx5_9.rate_Gbps", "400", "200"}}));
+  const auto lines = check_lines(items);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "fingerprint: differs: profile 0123456789abcdef, this node fedcba9876543210 [1 fact(s) differ]");
+  EXPECT_EQ(lines[1], "  mlx5_9.rate_Gbps: profile 400, this node 200");
+  EXPECT_EQ(lines[2].rfind("NCCL: same", 0), 0u) << lines[2];
+  // The same hash: nothing is listed.
+  n.fingerprint = p.cluster.fingerprint;
+  EXPECT_TRUE(check_profile(p, n)[0].facts.empty());
+  EXPECT_EQ(check_profile(p, n)[0].status, Status::Same);
+  // Equal facts under different hashes: still a difference, and said to be one of the hash only.
+  n.fingerprint = "fedcba9876543210";
+  n.fingerprint_facts = p.cluster.fingerprint_facts;
+  const CheckItem only_hash = check_profile(p, n)[0];
+  EXPECT_EQ(only_hash.status, Status::Differs);
+  EXPECT_NE(only_hash.note.find("no recorded fact differs"), std::string::npos) << only_hash.note;
+}
+
+TEST(Check, NamesTheDifferingFactOfAProbedNode) {
+  // A profile made on dgx-h100 (hash and facts, as `railkit tune` records them), checked on the
+  // same machine whose mlx5_9 links at 200 Gb/s instead of 400.
+  const NodeFacts made_on = probe_node_facts(RAILKIT_TOPO_FIXTURES "/dgx-h100", std::string("2.28"));
+  ASSERT_FALSE(made_on.fingerprint_facts.empty()) << made_on.fingerprint_error;
+  ProfileDocument p = profile();
+  p.cluster.fingerprint = made_on.fingerprint;
+  p.cluster.fingerprint_facts = made_on.fingerprint_facts;
+  p.cluster.gpu_models.clear();
+  EXPECT_FALSE(has_mismatch(check_profile(p, made_on)));
+  const NodeFacts here = probe_node_facts(RAILKIT_TOPO_FIXTURES "/dgx-rate-mismatch", std::string("2.28"));
+  const auto items = check_profile(p, here);
+  EXPECT_EQ(items[0].status, Status::Differs);
+  const auto lines = check_lines(items);
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "  mlx5_9.rate_Gbps: profile 400, this node 200"), lines.end())
+      << ::testing::PrintToString(lines);
 }
 
 TEST(Check, NotRecordedAndUnknownAreNotMismatches) {

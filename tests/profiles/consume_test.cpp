@@ -1,6 +1,10 @@
 // profiles/consume.hpp: quoting, env lines, exports and the summary.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 #include "core/error.hpp"
 #include "core/profile.hpp"
 #include "profiles/consume.hpp"
@@ -164,14 +168,162 @@ TEST(Export, Slurm) {
   EXPECT_NE(r.text.find("export NCCL_IB_TC='106'\n"), std::string::npos);
 }
 
+TEST(Export, AnEmptyExportSaysWhy) {
+  // Each format carries something for sample(): settings.env has NCCL_* keys, decisions tuner rules.
+  for (const auto f : {ExportFormat::K8sConfigMap, ExportFormat::K8sEnv, ExportFormat::Slurm, ExportFormat::NcclConf,
+                       ExportFormat::NcclTunerCsv})
+    EXPECT_EQ(export_profile(sample(), f).empty, "") << static_cast<int>(f);
+  // No decision chooses an Open MPI algorithm: the rules would change nothing.
+  EXPECT_EQ(export_profile(sample(), ExportFormat::OmpiRules).empty,
+            "no decision chooses an Open MPI algorithm (OMPI_MCA_coll_tuned_<coll>_algorithm other than 0); every rule "
+            "would keep Open MPI's own choice");
+  ProfileDocument p = sample();
+  p.decisions[0].env = {{"OMPI_MCA_coll_tuned_allreduce_algorithm", "0"}};
+  EXPECT_NE(export_profile(p, ExportFormat::OmpiRules).empty, "");
+  p.decisions[0].env = {{"OMPI_MCA_coll_tuned_allreduce_algorithm", "4"}};
+  EXPECT_EQ(export_profile(p, ExportFormat::OmpiRules).empty, "");
+
+  p = sample();
+  p.env = {{"OMPI_MCA_coll_tuned_use_dynamic_rules", "1"}};
+  EXPECT_EQ(export_profile(p, ExportFormat::NcclConf).empty, "settings.env has no NCCL_* variable; nccl.conf would hold none");
+  EXPECT_EQ(export_profile(p, ExportFormat::Slurm).empty, "");
+  p.env.clear();
+  EXPECT_EQ(export_profile(p, ExportFormat::NcclConf).empty, "settings.env is empty; nccl.conf would hold no variable");
+  for (const auto f : {ExportFormat::K8sConfigMap, ExportFormat::K8sEnv, ExportFormat::Slurm})
+    EXPECT_EQ(export_profile(p, f).empty,
+              "settings.env is empty (the profile's settings are per-size decisions: export them with --format "
+              "nccl-tuner-csv or ompi-rules)")
+        << static_cast<int>(f);
+  p.decisions.clear();
+  EXPECT_EQ(export_profile(p, ExportFormat::Slurm).empty, "settings.env is empty");
+  EXPECT_EQ(export_profile(p, ExportFormat::NcclTunerCsv).empty,
+            "no decision sets NCCL_ALGO or NCCL_PROTO in a way the tuner can use (one algorithm and one protocol for "
+            "broadcast, reduce, all_gather, reduce_scatter or all_reduce); the file would hold no rule");
+  EXPECT_TRUE(export_profile(p, ExportFormat::NcclTunerCsv).warnings.empty());
+}
+
+/// The cells of the table line of `text` that starts with `first` after the line `section`
+/// (columns are two or more spaces apart).
+std::vector<std::string> cells(const std::string& text, const std::string& section, const std::string& first) {
+  std::size_t at = text.find("\n" + section + "\n");
+  if (at == std::string::npos) return {"(no section " + section + ")"};
+  at = text.find("\n  " + first, at);
+  if (at == std::string::npos) return {"(no line " + first + ")"};
+  const std::string line = text.substr(at + 3, text.find('\n', at + 1) - at - 3);
+  std::vector<std::string> r;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    std::size_t end = line.find("  ", i);
+    if (end == std::string::npos) end = line.size();
+    r.push_back(line.substr(i, end - i));
+    i = line.find_first_not_of(' ', end);
+    if (i == std::string::npos) break;
+  }
+  return r;
+}
+
+using Cells = std::vector<std::string>;
+
 TEST(Show, ValidFixture) {
   const ProfileDocument p = load_profile(RAILKIT_PROFILE_FIXTURES "/valid.json");
-  const std::string s = show_profile(p);
-  for (const char* part : {"profile fixture-two-nodes", "fingerprint  fixture-fingerprint", "settings.env (3)",
-                           "priority 3: roce_rp.rpg_time_reset=100", "decisions (2)", "allreduce_algorithm=4",
-                           "expectations (1)", "validated     yes, at 2000-01-01T00:00:00Z", "evidence rows (1)",
-                           "baseline GB/s (median)", "all_reduce  65536  3      1.00                    2.00"})
+  const Rendered r = show_profile(p);
+  const std::string& s = r.text;
+  for (const char* part : {"profile fixture-two-nodes", "fingerprint  fixture-fingerprint (4 facts recorded)",
+                           "settings.env (3)", "priority 3: roce_rp.rpg_time_reset=100", "decisions (2)",
+                           "allreduce_algorithm=4", "expectations (1)", "validated     yes, at 2000-01-01T00:00:00Z",
+                           "A/B pairs     3 (max regression 2%)", "evidence rows (1)", "baseline GB/s (geo. mean)"})
     EXPECT_NE(s.find(part), std::string::npos) << part << "\n" << s;
+  EXPECT_EQ(cells(s, "evidence rows (1)", "all_reduce"), (Cells{"all_reduce", "64 KiB", "3", "1.00", "2.00", "2.000 [1.500, 2.500]"}));
+  // decisions[1] (64 KiB..1 MiB) has the row; decisions[0] (0..<64 KiB) has none and shows its own numbers.
+  EXPECT_EQ(cells(s, "decisions (2)", "all_reduce  64 KiB"),
+            (Cells{"all_reduce", "64 KiB..1 MiB", "allreduce_algorithm=4", "1.00", "2.00", "2.000 [1.500, 2.500]", "yes",
+                   "OMPI_MCA_coll_tuned_allreduce_algorithm=4"}));
+  EXPECT_EQ(cells(s, "decisions (2)", "all_reduce  0 B"),
+            (Cells{"all_reduce", "0 B..<64 KiB", "baseline", "1.00", "1.00", "1.000 [0.900, 1.100]", "no", "(defaults)"}));
+  EXPECT_EQ(cells(s, "expectations (1)", "all_reduce"), (Cells{"all_reduce", "1 MiB", "2.00", "10%", ">= 1.80", "settings.env"}));
+  EXPECT_TRUE(r.warnings.empty()) << ::testing::PrintToString(r.warnings);
+}
+
+/// A profile like the one `railkit profile show` printed "baseline 0.89 / 0.89" beside "ratio 1.445"
+/// for: a decision that kept the baseline, with its own busbw, and the A/B row of the candidate.
+ProfileDocument kept_baseline() {
+  ProfileDocument p = sample();
+  p.decisions.clear();
+  p.expectations.clear();
+  ProfileDecision d;
+  d.coll = "all_gather";
+  d.min_bytes = 4096;
+  d.max_bytes = 16383;
+  d.config = "baseline";
+  d.busbw_GBps = d.baseline_busbw_GBps = 0.89;
+  d.ratio = 1.445;
+  d.ratio_lo = 0.9;
+  d.ratio_hi = 2.1;
+  p.decisions.push_back(d);
+  // Pair ratios 2 and 1: geometric mean sqrt(2); baseline geo. mean 1, tuned sqrt(2).
+  p.evidence.rows.push_back({"all_gather", 4096, {0.5, 2.0}, {1.0, 2.0}, std::sqrt(2.0), 0.9, 2.1});
+  p.expectations.push_back({"all_gather", 4096, 0.89, 0.19233557030909432});
+  return p;
+}
+
+TEST(Show, BaselineTunedAndRatioComeFromTheSameEvidenceRow) {
+  const Rendered r = show_profile(kept_baseline());
+  EXPECT_EQ(cells(r.text, "decisions (1)", "all_gather"),
+            (Cells{"all_gather", "4 KiB..<16 KiB", "baseline", "1.00", "1.41", "1.414 [0.900, 2.100]", "no", "(defaults)"}))
+      << r.text;
+  EXPECT_EQ(cells(r.text, "evidence rows (1)", "all_gather"),
+            (Cells{"all_gather", "4 KiB", "2", "1.00", "1.41", "1.414 [0.900, 2.100]"}));
+  EXPECT_EQ(r.text.find("0.890  0.890"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("its tuned column is the candidate measured against it, not taken"), std::string::npos);
+  EXPECT_EQ(r.warnings, (std::vector<std::string>{"decisions[0] (all_gather 4 KiB..<16 KiB): its ratio 1.445 is not its "
+                                                  "evidence row's (1.414); show prints the row's"}));
+  // Tolerances rounded, sizes in binary units.
+  EXPECT_EQ(cells(r.text, "expectations (1)", "all_gather"), (Cells{"all_gather", "4 KiB", "0.890", "19.2%", ">= 0.719", "settings.env"}));
+}
+
+TEST(Show, ARatioItsNumbersDoNotGiveIsWarnedAndNotPrinted) {
+  ProfileDocument p = kept_baseline();
+  p.decisions[0].ratio = std::sqrt(2.0);
+  p.evidence.rows[0].ratio = 1.8;
+  p.evidence.rows[0].ratio_hi = 2.1;
+  Rendered r = show_profile(p);
+  EXPECT_EQ(cells(r.text, "evidence rows (1)", "all_gather"),
+            (Cells{"all_gather", "4 KiB", "2", "1.00", "1.41", "1.414 [0.900, 2.100]"}));
+  EXPECT_EQ(r.warnings, (std::vector<std::string>{
+                            "decisions[0] (all_gather 4 KiB..<16 KiB): its ratio 1.414 is not its evidence row's "
+                            "(1.800); show prints the row's",
+                            "evidence.rows[0] (all_gather 4 KiB): the stored ratio 1.800 is not what its pairs give "
+                            "(1.414); show prints 1.414"}));
+  // Without a row, a decision's ratio must be its busbw / baseline_busbw.
+  p.evidence.rows.clear();
+  r = show_profile(p);
+  EXPECT_EQ(cells(r.text, "decisions (1)", "all_gather"),
+            (Cells{"all_gather", "4 KiB..<16 KiB", "baseline", "0.890", "0.890", "1.000 (no interval)", "no", "(defaults)"}));
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("decisions[0] (all_gather 4 KiB..<16 KiB): its ratio 1.414 is not busbw / baseline_busbw (1.000)"),
+            std::string::npos)
+      << r.warnings[0];
+}
+
+TEST(Show, ByteRanges) {
+  ProfileDocument p = sample();
+  p.decisions[2].max_bytes = std::numeric_limits<std::uint64_t>::max();
+  p.decisions[3].min_bytes = p.decisions[3].max_bytes = 8;
+  const std::string s = show_profile(p).text;
+  EXPECT_EQ(cells(s, "decisions (4)", "all_reduce  0 B")[1], "0 B..<64 KiB") << s;
+  EXPECT_EQ(cells(s, "decisions (4)", "all_reduce  64 KiB")[1], "64 KiB..<1 MiB");
+  EXPECT_EQ(cells(s, "decisions (4)", "all_reduce  >= 1 MiB")[1], ">= 1 MiB");
+  EXPECT_EQ(cells(s, "decisions (4)", "alltoall")[1], "8 B");
+}
+
+TEST(Show, SaysWhetherCheckCanNameFacts) {
+  ProfileDocument p = sample();
+  p.cluster.fingerprint = "0123456789abcdef";
+  EXPECT_NE(show_profile(p).text.find("fingerprint  0123456789abcdef (hash only: `profile check` cannot name the facts "
+                                      "that differ)"),
+            std::string::npos);
+  p.cluster.fingerprint_facts = {{"gpu.count", "8"}, {"nic.count", "8"}};
+  EXPECT_NE(show_profile(p).text.find("fingerprint  0123456789abcdef (2 facts recorded)"), std::string::npos);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ Exit 0 pass, 1 fail, 77 when every case was skipped.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,6 +68,7 @@ class Ctx:
         self.railkit = railkit
         self.tmp = tmp
         self._roots = {}
+        self._facts = {}
 
     def path(self, *parts):
         return os.path.join(self.tmp, *parts)
@@ -96,8 +98,15 @@ class Ctx:
             r = os.path.join(out, fixture)
             rc, so, se = self.run("topo", "--root", r, "--format", "json")
             check(rc == 0, "railkit topo --root %s: rc %d: %s" % (r, rc, se))
-            self._roots[fixture] = (r, json.loads(so)["fingerprint"]["hash"])
+            fp = json.loads(so)["fingerprint"]
+            self._roots[fixture] = (r, fp["hash"])
+            self._facts[fixture] = fp["facts"]
         return self._roots[fixture]
+
+    def facts(self, fixture):
+        """The fingerprint facts `railkit topo` gives the fixture."""
+        self.root(fixture)
+        return self._facts[fixture]
 
 
 def with_env(key, value, where="settings"):
@@ -270,7 +279,7 @@ def nccl_conf_carries_or_refuses(ctx):
 
 @case
 def exports_of_the_fixture(ctx):
-    for fmt_name in ("k8s-configmap", "k8s-env", "slurm", "nccl-conf", "nccl-tuner-csv", "ompi-rules"):
+    for fmt_name in ("k8s-configmap", "k8s-env", "slurm", "nccl-conf", "ompi-rules"):
         out = ctx.path("export." + fmt_name)
         rc, so, se = ctx.run("export", VALID, "--format", fmt_name, "--out", out)
         check(rc == 0 and so == "", "%s: rc %d, stdout %r: %s" % (fmt_name, rc, so, se))
@@ -283,12 +292,95 @@ def exports_of_the_fixture(ctx):
     check("2 # collective id (allreduce)" in so and "65536 4 0 0" in so, "ompi-rules: %r" % so)
     rc, so, se = ctx.run("export", VALID, "--format", "yaml")
     check(rc == 6, "an unknown format: rc %d" % rc)
+    # The fixture's decisions set Open MPI algorithms only: nothing for NCCL's tuner.
+    rc, so, se = ctx.run("export", VALID, "--format", "nccl-tuner-csv")
+    check(rc == 10 and so == "" and "nothing to export: no decision sets NCCL_ALGO or NCCL_PROTO" in se,
+          "tuner csv of the fixture: rc %d, stdout %r, stderr %r" % (rc, so, se))
 
     def nccl_decision(doc):
         doc["decisions"][1]["env"] = {"NCCL_ALGO": "Tree", "NCCL_PROTO": "LL128", "NCCL_MAX_NCHANNELS": "8"}
 
     rc, so, se = ctx.run("export", ctx.profile("tuner", nccl_decision), "--format", "nccl-tuner-csv")
     check(rc == 0 and "\nallreduce,65536,1048576,tree,ll128,8,2,4\n" in so, "tuner csv: rc %d %r %s" % (rc, so, se))
+
+
+@case
+def empty_exports_say_so(ctx):
+    """An export that would carry nothing exits 10 with the reason on stderr, and writes nothing."""
+    def ompi_only(doc):
+        doc["settings"]["env"] = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"}
+
+    def nothing(doc):
+        doc["settings"]["env"] = {}
+        for d in doc["decisions"]:
+            d["env"] = {}
+
+    cases = [
+        ("ompi-only", ompi_only, "nccl-conf", "settings.env has no NCCL_* variable; nccl.conf would hold none"),
+        ("ompi-only", ompi_only, "nccl-tuner-csv", "no decision sets NCCL_ALGO or NCCL_PROTO"),
+        ("nothing", nothing, "nccl-conf", "settings.env is empty; nccl.conf would hold no variable"),
+        ("nothing", nothing, "k8s-configmap", "settings.env is empty"),
+        ("nothing", nothing, "k8s-env", "settings.env is empty"),
+        ("nothing", nothing, "slurm", "settings.env is empty"),
+        ("nothing", nothing, "ompi-rules", "no decision chooses an Open MPI algorithm"),
+    ]
+    for name, mutate, fmt_name, why in cases:
+        path = ctx.profile("empty-" + name, mutate)
+        rc, so, se = ctx.run("export", path, "--format", fmt_name)
+        check(rc == 10, "%s %s: rc %d, expected 10: %r" % (name, fmt_name, rc, se))
+        check(so == "", "%s %s: printed %r" % (name, fmt_name, so))
+        check("--format %s: nothing to export: %s" % (fmt_name, why) in se and "nothing written" in se,
+              "%s %s: stderr does not say why: %r" % (name, fmt_name, se))
+        # --out: an existing file is left as it was, no file is created.
+        out = ctx.path("kept." + fmt_name)
+        with open(out, "w") as f:
+            f.write("previous\n")
+        rc, _, _ = ctx.run("export", path, "--format", fmt_name, "--out", out)
+        with open(out) as f:
+            check(rc == 10 and f.read() == "previous\n", "%s %s --out: rc %d, the file was replaced" % (name, fmt_name, rc))
+        fresh = ctx.path("fresh." + name + "." + fmt_name)
+        rc, _, _ = ctx.run("export", path, "--format", fmt_name, "--out", fresh)
+        check(rc == 10 and not os.path.exists(fresh), "%s %s --out: rc %d, a file was created" % (name, fmt_name, rc))
+    # The same profile still exports what it has.
+    rc, so, se = ctx.run("export", ctx.profile("empty-ompi-only", ompi_only), "--format", "slurm")
+    check(rc == 0 and "export OMPI_MCA_coll_tuned_use_dynamic_rules='1'" in so, "slurm: rc %d %r" % (rc, se))
+
+
+def table_cells(text, section, first):
+    """The cells (two or more spaces apart) of the line starting with `first` below `section`."""
+    lines = text.split("\n")
+    start = lines.index(section) if section in lines else len(lines)
+    for line in lines[start + 1:]:
+        if line.startswith("  " + first):
+            return re.split(r" {2,}", line.strip())
+    return None
+
+
+@case
+def show_numbers_come_from_the_same_rows(ctx):
+    """A decision that kept the baseline (its own busbw 0.89 / 0.89, ratio 1.445) beside the A/B row of
+    the candidate measured against it: show prints baseline, tuned and ratio from that row."""
+    def kept_baseline(doc):
+        doc["decisions"] = [{
+            "coll": "all_gather", "min_bytes": 4096, "max_bytes": 16383, "env": {}, "config": "baseline",
+            "busbw_GBps": 0.89, "baseline_busbw_GBps": 0.89, "ratio": 1.445, "ratio_lo": 0.9, "ratio_hi": 2.1,
+            "significant": False}]
+        doc["evidence"]["rows"] = [{
+            "coll": "all_gather", "bytes": 4096, "baseline_busbw_GBps": [0.5, 2.0], "tuned_busbw_GBps": [1.0, 2.0],
+            "ratio": 2 ** 0.5, "ratio_lo": 0.9, "ratio_hi": 2.1}]
+        doc["expectations"] = [{"coll": "all_gather", "bytes": 4096, "busbw_GBps": 0.89, "tolerance": 0.19233557}]
+
+    rc, so, se = ctx.run("show", ctx.profile("kept-baseline", kept_baseline))
+    check(rc == 0, "rc %d: %s" % (rc, se))
+    row = table_cells(so, "decisions (1)", "all_gather")
+    check(row == ["all_gather", "4 KiB..<16 KiB", "baseline", "1.00", "1.41", "1.414 [0.900, 2.100]", "no", "(defaults)"],
+          "decision row: %r\n%s" % (row, so))
+    row = table_cells(so, "evidence rows (1)", "all_gather")
+    check(row == ["all_gather", "4 KiB", "2", "1.00", "1.41", "1.414 [0.900, 2.100]"], "evidence row: %r\n%s" % (row, so))
+    row = table_cells(so, "expectations (1)", "all_gather")
+    check(row == ["all_gather", "4 KiB", "0.890", "19.2%", ">= 0.719", "settings.env"], "expectation row: %r\n%s" % (row, so))
+    check("railkit: warning: decisions[0] (all_gather 4 KiB..<16 KiB): its ratio 1.445 is not its evidence row's "
+          "(1.414); show prints the row's" in se, "no warning about the decision's own ratio: %r" % se)
 
 
 @case
@@ -308,6 +400,7 @@ def check_compares_with_the_node(ctx):
 
     def recorded(doc, fingerprint=fp, nccl="2.21.5+cuda12.4"):
         doc["cluster"]["fingerprint"] = fingerprint
+        doc["cluster"].pop("fingerprint_facts")  # the hash only, as profiles before fingerprint_facts
         doc["cluster"]["nic_models"] = ["ConnectX-7"]
         doc["cluster"]["extra"]["nccl_version"] = nccl
 
@@ -322,6 +415,7 @@ def check_compares_with_the_node(ctx):
     rc, so, se = ctx.run("check", same, "--root", other)
     check(rc == 10 and "fingerprint: differs: profile %s, this node %s" % (fp, other_fp) in so,
           "other node: rc %d:\n%s%s" % (rc, so, se))
+    check("cannot be named" in so, "a profile with only the hash does not say it cannot name the facts:\n%s" % so)
     rc, so, se = ctx.run("check", ctx.profile("nofp", lambda d: recorded(d, "")), "--root", other, "--nccl-version", "2.21")
     check("fingerprint: not recorded" in so, "an empty fingerprint: %s" % so)
     # NCCL found from a library file name under the root
@@ -337,6 +431,46 @@ def check_compares_with_the_node(ctx):
 
 
 @case
+def check_names_the_differing_fact(ctx):
+    """A profile that stores the fingerprint's facts, made on dgx-h100, checked on the same machine
+    whose mlx5_9 runs at 200 Gb/s: check names that fact with both values."""
+    root, fp = ctx.root("dgx-h100")
+    slow, slow_fp = ctx.root("dgx-rate-mismatch")
+    check(fp != slow_fp, "the rate change does not change the fingerprint")
+
+    def recorded(doc):
+        doc["cluster"]["fingerprint"] = fp
+        doc["cluster"]["fingerprint_facts"] = ctx.facts("dgx-h100")
+        doc["cluster"]["nic_models"] = ["ConnectX-7"]
+
+    path = ctx.profile("facts", recorded)
+    rc, so, se = ctx.run("check", path, "--root", root, "--nccl-version", "2.21")
+    check(rc == 0 and "fingerprint: same (%s)" % fp in so, "the profiled node: rc %d:\n%s%s" % (rc, so, se))
+    rc, so, se = ctx.run("check", path, "--root", slow, "--nccl-version", "2.21")
+    check(rc == 10, "the slow node: rc %d, expected 10:\n%s%s" % (rc, so, se))
+    check("fingerprint: differs: profile %s, this node %s [" % (fp, slow_fp) in so, "no fingerprint line:\n%s" % so)
+    check("\n  mlx5_9.rate_Gbps: profile 400, this node 200\n" in so, "the differing fact is not named:\n%s" % so)
+    named = [l.split(":")[0].strip() for l in so.split("\n") if l.startswith("  ")]
+    check(all(ctx.facts("dgx-h100").get(n) != ctx.facts("dgx-rate-mismatch").get(n) for n in named),
+          "a fact that does not differ is listed: %s" % named)
+    check(set(named) == {k for k in set(ctx.facts("dgx-h100")) | set(ctx.facts("dgx-rate-mismatch"))
+                         if ctx.facts("dgx-h100").get(k) != ctx.facts("dgx-rate-mismatch").get(k)},
+          "not every differing fact is named: %s" % named)
+    # exec refuses and names the fact too.
+    marker = ctx.path("RAN-facts")
+    rc, so, se = ctx.run("exec", path, "--root", slow, "--nccl-version", "2.21", "--", "touch", marker)
+    check(rc == 10 and "railkit:   mlx5_9.rate_Gbps: profile 400, this node 200\n" in se and not os.path.exists(marker),
+          "exec on the slow node: rc %d: %r" % (rc, se))
+    # show says how many facts the profile records.
+    rc, so, se = ctx.run("show", path)
+    check(rc == 0 and "(%d facts recorded)" % len(ctx.facts("dgx-h100")) in so, "show: rc %d:\n%s" % (rc, so))
+    # A bad value of a fact is refused, naming it.
+    bad = ctx.profile("facts-bad", lambda d: d["cluster"].update(fingerprint_facts={"nic.count": 8}))
+    rc, so, se = ctx.run("check", bad, "--root", root)
+    check(rc == 6 and "cluster.fingerprint_facts.nic.count: expected a string" in se, "a bad fact: rc %d %r" % (rc, se))
+
+
+@case
 def exec_runs_or_refuses(ctx):
     root, fp = ctx.root("dgx-h100")
     other, _ = ctx.root("pcie-2socket")
@@ -344,6 +478,7 @@ def exec_runs_or_refuses(ctx):
 
     def recorded(doc):
         doc["cluster"]["fingerprint"] = fp
+        doc["cluster"]["fingerprint_facts"] = ctx.facts("dgx-h100")
         doc["cluster"]["nic_models"] = ["ConnectX-7"]
         doc["settings"]["env"][KEY] = value
 
