@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "core/collectives.hpp"
+
 namespace railkit::bench {
 namespace {
 
@@ -18,25 +20,30 @@ constexpr std::array kRedOps{
     RedOpInfo{RedOp::Max, "max"}, RedOpInfo{RedOp::Avg, "avg"},
 };
 
-constexpr std::array kColls{
-    CollInfo{Coll::AllReduce, "all_reduce", true, false},
-    CollInfo{Coll::AllGather, "all_gather", false, false},
-    CollInfo{Coll::ReduceScatter, "reduce_scatter", true, false},
-    CollInfo{Coll::Broadcast, "broadcast", false, true},
-    CollInfo{Coll::Reduce, "reduce", true, true},
-    CollInfo{Coll::AllToAll, "alltoall", false, false},
-    CollInfo{Coll::SendRecv, "sendrecv", false, false},
-};
+constexpr std::size_t kNumColls = static_cast<std::size_t>(Coll::SendRecv) + 1;
+
+/// bench::Coll in the order of core's collectives table, which names them and says which take
+/// a reduction or a root.
+const std::array<CollInfo, kNumColls>& coll_table() {
+  static const std::array<CollInfo, kNumColls> table = [] {
+    std::array<CollInfo, kNumColls> t{};
+    const auto all = collectives();
+    for (std::size_t i = 0; i < kNumColls; ++i)
+      t[i] = CollInfo{static_cast<Coll>(i), all[i].name, all[i].has_redop, all[i].has_root};
+    return t;
+  }();
+  return table;
+}
 
 }  // namespace
 
 std::span<const DTypeInfo> all_dtypes() { return kDTypes; }
 std::span<const RedOpInfo> all_redops() { return kRedOps; }
-std::span<const CollInfo> all_colls() { return kColls; }
+std::span<const CollInfo> all_colls() { return coll_table(); }
 
 const DTypeInfo& info(DType t) { return kDTypes[static_cast<std::size_t>(t)]; }
 const RedOpInfo& info(RedOp o) { return kRedOps[static_cast<std::size_t>(o)]; }
-const CollInfo& info(Coll c) { return kColls[static_cast<std::size_t>(c)]; }
+const CollInfo& info(Coll c) { return coll_table()[static_cast<std::size_t>(c)]; }
 
 std::optional<DType> parse_dtype(std::string_view name) {
   for (const auto& e : kDTypes)
@@ -58,7 +65,7 @@ std::optional<RedOp> parse_redop(std::string_view name) {
 }
 
 std::optional<Coll> parse_coll(std::string_view name) {
-  for (const auto& e : kColls)
+  for (const auto& e : coll_table())
     if (e.name == name) return e.coll;
   return std::nullopt;
 }
@@ -100,19 +107,7 @@ CollSizes coll_sizes(Coll c, std::uint64_t requested_bytes, std::size_t elem_byt
   return s;
 }
 
-double busbw_factor(Coll c, int nranks) {
-  const double n = nranks > 0 ? nranks : 1;
-  switch (c) {
-    case Coll::AllReduce: return 2.0 * (n - 1) / n;
-    case Coll::AllGather:
-    case Coll::ReduceScatter:
-    case Coll::AllToAll: return (n - 1) / n;
-    case Coll::Broadcast:
-    case Coll::Reduce:
-    case Coll::SendRecv: return 1.0;
-  }
-  return 1.0;
-}
+double busbw_factor(Coll c, int nranks) { return railkit::busbw_factor(collectives()[static_cast<std::size_t>(c)], nranks); }
 
 std::vector<std::uint64_t> size_sequence(std::uint64_t min_bytes, std::uint64_t max_bytes,
                                          std::uint64_t step_factor, std::uint64_t step_bytes) {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/collectives.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/tunables.hpp"
@@ -17,11 +18,6 @@ namespace {
 
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
-
-/// The collective names railkit-bench accepts for --coll (bench/types.cpp, kColls). core does not
-/// link bench, so the list is repeated here; tests/core/profile_test.cpp pins it.
-constexpr std::string_view kColls[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
-                                       "reduce",     "alltoall",   "sendrecv"};
 
 constexpr std::string_view kEnvPrefixes[] = {"NCCL_", "NVSHMEM_", "UCX_", "OMPI_MCA_", "TORCH_NCCL_", "RAILKIT_"};
 constexpr std::string_view kEnvExact = "CUDA_DEVICE_MAX_CONNECTIONS";
@@ -53,9 +49,7 @@ std::string allowed_env() {
   return s;
 }
 
-bool coll_known(std::string_view c) {
-  return std::find(std::begin(kColls), std::end(kColls), c) != std::end(kColls);
-}
+bool coll_known(std::string_view c) { return find_collective(c) != nullptr; }
 
 /// A JSON value and where it is in the document ("decisions[2].env").
 struct Node {
@@ -157,7 +151,7 @@ class Reader {
 
   std::string coll(const Node& n) const {
     std::string c = str(n);
-    if (!coll_known(c)) fail(n.path, fmt::format("unknown collective '{}' (one of {})", shown(c), join_names(kColls)));
+    if (!coll_known(c)) fail(n.path, fmt::format("unknown collective '{}' (one of {})", shown(c), collective_names()));
     return c;
   }
 

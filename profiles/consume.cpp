@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/collectives.hpp"
 #include "core/error.hpp"
 #include "profiles/ompi_rules.hpp"
 
@@ -32,10 +33,6 @@ constexpr std::size_t kNcclConfMaxValue = 1023;
 /// The example tuner plugin reads lines into a 256-byte buffer; header lines stay well below.
 constexpr std::size_t kCommentMax = 100;
 
-/// railkit-bench collective -> the example tuner plugin's collective name.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kTunerColls = {{
-    {"all_reduce", "allreduce"}, {"all_gather", "allgather"}, {"reduce_scatter", "reducescatter"},
-    {"broadcast", "broadcast"}, {"reduce", "reduce"}}};
 
 /// NCCL_ALGO / NCCL_PROTO names (the tunables table's spelling, compared case-insensitively) ->
 /// the example tuner plugin's.
@@ -253,7 +250,9 @@ Rendered nccl_tuner_csv(const ProfileDocument& p) {
     const ProfileDecision& d = p.decisions[i];
     if (!d.env.count("NCCL_ALGO") && !d.env.count("NCCL_PROTO")) continue;
     const std::string where = fmt::format("decisions[{}] ({} {}..{})", i, d.coll, d.min_bytes, d.max_bytes);
-    const auto coll = lookup(kTunerColls, d.coll);
+    const Collective* c = find_collective(d.coll);
+    const std::optional<std::string_view> coll =
+        c && !c->tuner_csv.empty() ? std::optional<std::string_view>(c->tuner_csv) : std::nullopt;
     if (!coll) {
       r.warnings.push_back(where + ": the example tuner plugin has no rules for this collective; left out");
       continue;

@@ -6,26 +6,28 @@
 
 #include <fmt/format.h>
 
+#include "core/collectives.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
 
 namespace railkit::profiles {
 namespace {
 
-/// railkit-bench collective -> the id of Open MPI's COLLTYPE enum (coll_base_functions.h) and its
-/// coll/tuned name.
-const std::map<std::string, std::pair<int, std::string>> kIds = {
-    {"all_gather", {0, "allgather"}}, {"all_reduce", {2, "allreduce"}}, {"alltoall", {3, "alltoall"}},
-    {"broadcast", {7, "bcast"}},      {"reduce", {11, "reduce"}},       {"reduce_scatter", {12, "reduce_scatter"}}};
+/// The Open MPI id and coll/tuned name of a railkit-bench collective (core's collectives table);
+/// nullptr when coll/tuned has no rules for it.
+const Collective* ompi_coll(const std::string& coll) {
+  const Collective* c = find_collective(coll);
+  return c && c->ompi_id >= 0 ? c : nullptr;
+}
 
 }  // namespace
 
 int ompi_rules_choosing(const std::vector<ProfileDecision>& decisions) {
   int n = 0;
   for (const auto& d : decisions) {
-    const auto id = kIds.find(d.coll);
-    if (id == kIds.end()) continue;
-    const auto algo = d.env.find("OMPI_MCA_coll_tuned_" + id->second.second + "_algorithm");
+    const Collective* c = ompi_coll(d.coll);
+    if (!c) continue;
+    const auto algo = d.env.find("OMPI_MCA_coll_tuned_" + std::string(c->ompi_name) + "_algorithm");
     if (algo != d.env.end() && algo->second != "0") ++n;
   }
   return n;
@@ -33,14 +35,18 @@ int ompi_rules_choosing(const std::vector<ProfileDecision>& decisions) {
 
 std::string ompi_rules(const std::vector<ProfileDecision>& decisions, int nranks) {
   std::map<int, std::vector<const ProfileDecision*>> by_coll;
+  std::map<int, std::string> names;
   for (const auto& d : decisions)
-    if (auto it = kIds.find(d.coll); it != kIds.end()) by_coll[it->second.first].push_back(&d);
+    if (const Collective* c = ompi_coll(d.coll)) {
+      by_coll[c->ompi_id].push_back(&d);
+      names[c->ompi_id] = c->ompi_name;
+    }
   std::string s = "# Open MPI coll/tuned dynamic rules written by railkit " + std::string(kVersion) + "\n";
   s += "# use: OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_dynamic_rules_filename=<this file>\n";
   s += fmt::format("{} # number of collectives\n", by_coll.size());
   for (auto& [id, ds] : by_coll) {
     std::sort(ds.begin(), ds.end(), [](const ProfileDecision* a, const ProfileDecision* b) { return a->min_bytes < b->min_bytes; });
-    const std::string name = std::find_if(kIds.begin(), kIds.end(), [&](const auto& kv) { return kv.second.first == id; })->second.second;
+    const std::string& name = names[id];
     s += fmt::format("{} # collective id ({})\n1 # number of communicator sizes\n{} # communicator size\n", id, name, nranks);
     s += fmt::format("{} # number of message sizes\n", ds.size());
     bool first = true;

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/collectives.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -19,9 +20,6 @@ namespace {
 
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
-
-constexpr std::string_view kCollectives[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
-                                             "reduce", "alltoall", "sendrecv"};
 
 /// A knob description for the built-in tables; checked by the same code as a space file.
 struct KnobSpec {
@@ -71,7 +69,7 @@ Knob make_knob(const std::string& source, std::string name, std::vector<std::str
   if (it == k.values.end()) throw UsageError(fmt::format("{}: baseline '{}' is not one of its values", where, base));
   k.baseline = static_cast<std::size_t>(it - k.values.begin());
   for (const auto& c : collectives)
-    if (std::find(std::begin(kCollectives), std::end(kCollectives), c) == std::end(kCollectives))
+    if (!find_collective(c))
       throw UsageError(fmt::format("{}: unknown collective '{}'", where, c));
   k.collectives = std::move(collectives);
   if (when) {

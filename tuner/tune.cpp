@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
+#include "core/collectives.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/version.hpp"
@@ -24,8 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kCollNames[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
-                                           "reduce", "alltoall", "sendrecv"};
 
 void check_new_options(const TuneOptions& o) {
   if (std::find(std::begin(kStrategies), std::end(kStrategies), o.strategy) == std::end(kStrategies))
@@ -124,7 +123,11 @@ std::vector<std::string> bench_collectives(const std::vector<std::string>& bench
   if (!v) return {"all_reduce"};
   std::vector<std::string> out;
   for (const auto& c : split_nonempty(*v, ',')) {
-    if (c == "all") return {std::begin(kCollNames), std::end(kCollNames)};
+    if (c == "all") {
+      std::vector<std::string> all;
+      for (const Collective& x : collectives()) all.emplace_back(x.name);
+      return all;
+    }
     out.push_back(c);
   }
   return out;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/collectives.hpp"
 #include "profiles/plugin/nccl_tuner_abi.h"
 
 namespace railkit::tuner_plugin {
@@ -16,25 +17,15 @@ namespace {
 
 namespace abi = railkit::nccl_abi;
 
-// One row per collective the tuner is asked about, indexed by ncclFunc_t.
-struct CollNames {
-  std::string_view csv;    // NVIDIA's example CSV
-  std::string_view bench;  // railkit-bench --coll, profile decisions
-  std::string_view nccl;   // NCCL_ALGO/NCCL_PROTO per-collective prefixes (ncclFuncStr)
-};
-constexpr CollNames kColls[] = {
-    {"broadcast", "broadcast", "Broadcast"},
-    {"reduce", "reduce", "Reduce"},
-    {"allgather", "all_gather", "AllGather"},
-    {"reducescatter", "reduce_scatter", "ReduceScatter"},
-    {"allreduce", "all_reduce", "AllReduce"},
-};
+// The collectives the tuner is asked about: ncclFunc_t 0 (broadcast) to 4 (allreduce), named by
+// core's collectives table (railkit-bench, NCCL_ALGO prefixes, the example CSV).
+constexpr int kTunedColls = abi::kFuncAllReduce + 1;
+const Collective& tuned_coll(int func) { return *collective_of_nccl_func(func); }
 // Indexed by the cost table's algorithm / protocol index: CSV spelling, NCCL_ALGO/PROTO spelling.
 constexpr std::string_view kAlgoCsv[] = {"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
 constexpr std::string_view kAlgoEnv[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
 constexpr std::string_view kProtoCsv[] = {"ll", "ll128", "simple"};
 constexpr std::string_view kProtoEnv[] = {"LL", "LL128", "Simple"};
-static_assert(std::size(kColls) == abi::kFuncAllReduce + 1);
 static_assert(std::size(kAlgoCsv) == abi::kNumAlgorithms && std::size(kAlgoEnv) == abi::kNumAlgorithms);
 static_assert(std::size(kProtoCsv) == abi::kNumProtocols && std::size(kProtoEnv) == abi::kNumProtocols);
 
@@ -95,8 +86,8 @@ std::string csv_rule(std::string_view line, Rule& r) {
   for (const auto x : f) v.push_back(trim(x));
 
   bool coll_found = false;
-  for (size_t c = 0; c < std::size(kColls); ++c)
-    if (iequals(v[0], kColls[c].csv)) r.coll = static_cast<int>(c), coll_found = true;
+  for (int c = 0; c < kTunedColls; ++c)
+    if (iequals(v[0], tuned_coll(c).tuner_csv)) r.coll = c, coll_found = true;
   if (!coll_found) return fmt::format("unknown collective_type '{}' (broadcast, reduce, allgather, reducescatter, allreduce)", v[0]);
 
   const char* names[] = {"min_bytes", "max_bytes", "algorithm", "protocol", "channels", "nNodes", "nRanks",
@@ -155,12 +146,12 @@ std::optional<std::uint32_t> env_mask(std::string_view value, int coll, const st
     if (const size_t colon = part.find(':'); colon != std::string_view::npos) {
       const auto prefix = trim(part.substr(0, colon));
       bool known = false;
-      for (const auto& c : kColls) known = known || iequals(prefix, c.nccl);
+      for (int c = 0; c < kTunedColls; ++c) known = known || iequals(prefix, tuned_coll(c).nccl_name);
       if (!known) {
         problem = fmt::format("unknown collective prefix '{}'", prefix);
         return std::nullopt;
       }
-      if (!iequals(prefix, kColls[coll].nccl)) continue;
+      if (!iequals(prefix, tuned_coll(coll).nccl_name)) continue;
       part = part.substr(colon + 1);
     }
     part = trim(part);
@@ -224,7 +215,7 @@ constexpr const char* kNoop = "the plugin does nothing; NCCL's own choices stand
 }  // namespace
 
 std::string_view coll_name(int coll) noexcept {
-  return coll >= 0 && coll < static_cast<int>(std::size(kColls)) ? kColls[coll].csv : "?";
+  return coll >= 0 && coll < kTunedColls ? tuned_coll(coll).tuner_csv : "?";
 }
 std::string_view algo_name(int algo) noexcept {
   return algo >= 0 && algo < abi::kNumAlgorithms ? kAlgoCsv[algo] : "?";
@@ -256,8 +247,8 @@ void rules_from_profile(const ProfileDocument& p, Loaded& out) {
     Rule r;
     r.origin = fmt::format("decisions[{}]", i);
     int coll = -1;
-    for (size_t c = 0; c < std::size(kColls); ++c)
-      if (d.coll == kColls[c].bench) coll = static_cast<int>(c);
+    if (const Collective* x = find_collective(d.coll); x && x->nccl_func >= 0 && x->nccl_func < kTunedColls)
+      coll = x->nccl_func;
     if (coll < 0) continue;  // alltoall, sendrecv: NCCL's tuner is not asked about them
     r.coll = coll;
     r.min_bytes = d.min_bytes;
