@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "launch/bench_run.hpp"
@@ -203,13 +205,17 @@ AcceptSuite suite_from_json(const json& j, const std::string& source) {
 }
 
 AcceptSuite load_suite(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("--suite " + path.string() + ": cannot read the file");
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const Error& e) {
+    throw UsageError("--suite " + path.string() + ": cannot read the file: " + e.what());
+  }
   json j;
   try {
-    j = json::parse(in);
+    j = parse_json(text);
   } catch (const json::exception& e) {
-    throw UsageError("--suite " + path.string() + ": not JSON: " + e.what());
+    throw UsageError("--suite " + path.string() + ": not JSON: " + json_error_text(e));
   }
   return suite_from_json(j, path.string());
 }

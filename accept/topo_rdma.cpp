@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 
 #include "accept/runner.hpp"
+#include "core/atomic_file.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/strings.hpp"
 #include "fabric/rdma_loopback.hpp"
 #include "launch/bench_run.hpp"
@@ -22,9 +24,10 @@ namespace {
 /// The JSON document in `path`, or null when it is missing or not JSON.
 json read_json(const fs::path& path) {
   try {
-    std::ifstream in(path);
-    return json::parse(in);
+    return parse_json(read_file(path));
   } catch (const json::exception&) {
+    return json();
+  } catch (const Error&) {
     return json();
   }
 }

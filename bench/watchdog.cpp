@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 
 namespace railkit::bench {
 namespace {
@@ -156,7 +157,7 @@ std::string Watchdog::encode(const RankState& s) {
 }
 
 RankState Watchdog::decode(const std::string& text) {
-  const auto j = nlohmann::json::parse(text);
+  const auto j = parse_json(text);
   RankState s;
   s.rank = j.at("rank").get<int>();
   s.host = j.at("host").get<std::string>();

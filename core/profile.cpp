@@ -11,6 +11,7 @@
 #include "core/collectives.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/tunables.hpp"
 
 namespace railkit {
@@ -476,8 +477,12 @@ ProfileDocument profile_from_json(const json& j, const std::string& source) {
 
 ProfileDocument load_profile(const std::filesystem::path& path) {
   const std::string text = read_file(path);
-  const json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) throw UsageError(path.string() + ": not valid JSON");
+  json j;
+  try {
+    j = parse_json(text);
+  } catch (const json::exception& e) {
+    throw UsageError(path.string() + ": not valid JSON: " + json_error_text(e));
+  }
   return profile_from_json(j, path.string());
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 
 namespace railkit {
 using nlohmann::json;
@@ -161,8 +162,12 @@ void from_json(const json& j, ResultsDocument& d) {
 
 ResultsDocument load_results(const std::string& path) {
   const std::string text = read_file(path);
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) throw UsageError("results document " + path + " is not valid JSON");
+  json j;
+  try {
+    j = parse_json(text);
+  } catch (const json::exception& e) {
+    throw UsageError("results document " + path + " is not valid JSON: " + json_error_text(e));
+  }
   ResultsDocument d;
   try {
     from_json(j, d);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 
 namespace railkit {
 namespace {
@@ -81,15 +82,25 @@ class Builder {
                                    p_->problem ? p_->problem : "YAML syntax error"));
   }
 
-  json value() {
+  json value(int depth = 0) {
     yaml_event_t ev;
     next(ev);
-    json v = from_event(ev);
+    json v;
+    try {
+      v = from_event(ev, depth);
+    } catch (...) {
+      yaml_event_delete(&ev);
+      throw;
+    }
     yaml_event_delete(&ev);
     return v;
   }
 
-  json from_event(yaml_event_t& ev) {
+  /// `depth`: the collections around ev. Deeper than kMaxJsonDepth is refused: this recursion,
+  /// and the readers of what it returns, would overflow the stack.
+  json from_event(yaml_event_t& ev, int depth) {
+    if ((ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) && depth >= kMaxJsonDepth)
+      fail(ev, fmt::format("nested deeper than {} levels", kMaxJsonDepth));
     switch (ev.type) {
       case YAML_SCALAR_EVENT: {
         std::string s(reinterpret_cast<const char*>(ev.data.scalar.value), ev.data.scalar.length);
@@ -105,7 +116,7 @@ class Builder {
             return a;
           }
           try {
-            a.push_back(from_event(e));
+            a.push_back(from_event(e, depth + 1));
           } catch (...) {
             yaml_event_delete(&e);
             throw;
@@ -132,7 +143,7 @@ class Builder {
             fail(k, "key '" + key + "' appears twice");
           }
           yaml_event_delete(&k);
-          o[key] = value();
+          o[key] = value(depth + 1);
         }
       }
       case YAML_ALIAS_EVENT:

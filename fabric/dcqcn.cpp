@@ -14,6 +14,7 @@
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/strings.hpp"
 #include "core/tunables.hpp"
 #include "topology/sysfs.hpp"
@@ -189,9 +190,9 @@ State load_state(const fs::path& file) {
   const std::string where = file.string();
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_file(file));
+    j = parse_json(read_file(file));
   } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{}: not a DCQCN state file: {}", where, e.what()));
+    throw UsageError(fmt::format("{}: not a DCQCN state file: {}", where, json_error_text(e)));
   }
   auto str = [&](const nlohmann::json& o, const char* key) {
     if (!o.is_object() || !o.contains(key) || !o[key].is_string())

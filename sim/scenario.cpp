@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/yaml.hpp"
 #include "sim/quantity.hpp"
 #include "sim/scenario.hpp"
@@ -425,9 +426,9 @@ Scenario load_scenario(const std::filesystem::path& path, const std::vector<std:
     doc = parse_yaml(text, path.string());
   } else {
     try {
-      doc = json::parse(text);
+      doc = parse_json(text);
     } catch (const json::parse_error& e) {
-      throw UsageError(path.string() + ": not valid JSON: " + e.what());
+      throw UsageError(path.string() + ": not valid JSON: " + json_error_text(e));
     }
   }
   for (const auto& o : overrides) apply_override(doc, o);

@@ -7,6 +7,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/yaml.hpp"
 #include "sim/quantity.hpp"
 #include "sim/scenario.hpp"
@@ -94,9 +95,9 @@ constexpr std::array kNicFields = {
               doc = parse_yaml(text, p.string());
             } else {
               try {
-                doc = json::parse(text);
+                doc = parse_json(text);
               } catch (const json::parse_error& e) {
-                throw UsageError(c.where(k) + ": " + p.string() + ": not valid JSON: " + e.what());
+                throw UsageError(c.where(k) + ": " + p.string() + ": not valid JSON: " + json_error_text(e));
               }
             }
             load_dcqcn_attributes(doc, s.nic.data_priority, s.nic.nvidia, p.string());

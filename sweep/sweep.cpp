@@ -16,6 +16,7 @@
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/launch.hpp"
 #include "core/results.hpp"
 #include "core/strings.hpp"
@@ -170,9 +171,9 @@ Factor load_matrix(const fs::path& path) {
   }
   json doc;
   try {
-    doc = json::parse(text);
+    doc = parse_json(text);
   } catch (const json::parse_error& e) {
-    throw UsageError("--matrix " + path.string() + ": not JSON: " + e.what());
+    throw UsageError("--matrix " + path.string() + ": not JSON: " + json_error_text(e));
   }
   return parse_matrix(doc, path.string());
 }
@@ -423,9 +424,9 @@ SweepDocument load_sweep(const fs::path& dir) {
   }
   json j;
   try {
-    j = json::parse(text);
+    j = parse_json(text);
   } catch (const json::parse_error& e) {
-    throw UsageError(p.string() + ": not JSON: " + e.what());
+    throw UsageError(p.string() + ": not JSON: " + json_error_text(e));
   }
   return sweep_from_json(j, p.string());
 }

@@ -9,6 +9,7 @@
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/launch.hpp"
 #include "core/strings.hpp"
 #include "launch/bench_run.hpp"
@@ -57,7 +58,7 @@ NodeFingerprint node_fingerprint_from_json(const std::string& text, const std::s
   n.hash = facts.hash;
   n.facts = facts.facts;
   std::set<std::string> nics;
-  const nlohmann::json doc = nlohmann::json::parse(text);  // valid: node_facts_from_json read it
+  const nlohmann::json doc = parse_json(text);  // valid: node_facts_from_json read it
   if (doc.contains("nics") && doc["nics"].is_array())
     for (const auto& nic : doc["nics"])
       if (nic.is_object() && nic.contains("model") && nic["model"].is_string()) nics.insert(nic["model"].get<std::string>());

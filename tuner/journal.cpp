@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/strings.hpp"
 
 namespace railkit::tuner {
@@ -30,7 +31,7 @@ std::vector<nlohmann::json> read_journal(const std::filesystem::path& path) {
     nlohmann::json j;
     bool parsed = true;
     try {
-      j = nlohmann::json::parse(line);
+      j = parse_json(line);
     } catch (const nlohmann::json::parse_error&) {
       parsed = false;
     }

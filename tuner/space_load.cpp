@@ -11,6 +11,7 @@
 #include "core/collectives.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/strings.hpp"
 #include "core/yaml.hpp"
 #include "tuner/space.hpp"
@@ -292,9 +293,9 @@ Space load_space(const std::filesystem::path& path) {
     j = parse_yaml(text, path.string());
   } else {
     try {
-      j = json::parse(text);
+      j = parse_json(text);
     } catch (const json::parse_error& e) {
-      throw UsageError(path.string() + ": not JSON: " + e.what());
+      throw UsageError(path.string() + ": not JSON: " + json_error_text(e));
     }
   }
   return parse_space(j, path.string());

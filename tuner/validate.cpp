@@ -6,6 +6,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/units.hpp"
 
 namespace railkit::tuner {
@@ -59,9 +60,9 @@ BucketWeights load_weights(const std::string& path) {
   const std::string text = read_file(path);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = parse_json(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError("--weights " + path + ": not JSON: " + e.what());
+    throw UsageError("--weights " + path + ": not JSON: " + json_error_text(e));
   }
   if (!j.is_object() || j.value("schema", "") != "railkit.weights/1" || !j.contains("messages") || !j["messages"].is_array())
     throw UsageError("--weights " + path + ": expected {\"schema\": \"railkit.weights/1\", \"messages\": [{\"coll\", \"bytes\", \"count\"}]}");

@@ -59,3 +59,24 @@ TEST(Yaml, RecognisesYamlPaths) {
 
 }  // namespace
 }  // namespace railkit
+
+TEST(Yaml, NestingBeyondTheBoundIsRefusedWithTheLine) {
+  // 50 000 levels overflowed the stack of `railkit tune --space`; now one line names where.
+  std::string deep;
+  for (int i = 0; i < 50000; ++i) deep += "- ";
+  deep += "1\n";
+  try {
+    railkit::parse_yaml(deep, "deep.yaml");
+    ADD_FAILURE() << "a 50000-level YAML document parsed";
+  } catch (const railkit::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("deep.yaml:1:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nested deeper than 128 levels"), std::string::npos) << e.what();
+  }
+  std::string flow(200, '[');
+  flow += std::string(200, ']');
+  EXPECT_THROW(railkit::parse_yaml(flow, "flow.yaml"), railkit::UsageError);
+  std::string ok(100, '[');
+  ok += std::string(100, ']');
+  EXPECT_NO_THROW(railkit::parse_yaml(ok, "ok.yaml"));
+}
+

@@ -3,6 +3,7 @@
 // float[7][3] cost table cast to float** in which NCCL marked disabled choices -1 and nChannels 0,
 // then finalize. The v4 symbol is driven the way NCCL 2.28's v4 adapter drives it.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdarg>
 #include <cstdio>
@@ -289,6 +290,16 @@ TEST_P(PluginHarness, MissingOrBrokenProfileIsANoopWithAWarning) {
   expect_noop_with_warning("unsupported schema 'railkit.profile/2'");
   setenv("RAILKIT_PROFILE", kFixtures.c_str(), 1);  // a directory
   expect_noop_with_warning("the plugin does nothing");
+  // 200 000 levels of nesting once took the training process down in init: now a warning.
+  char tmpl[] = "/tmp/railkit-deep-profile-XXXXXX";
+  const int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  const std::string deep = "{\"schema\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+  ASSERT_EQ(write(fd, deep.data(), deep.size()), static_cast<ssize_t>(deep.size()));
+  close(fd);
+  setenv("RAILKIT_PROFILE", tmpl, 1);
+  expect_noop_with_warning("nested deeper than 128 levels");
+  unlink(tmpl);
 }
 
 TEST_P(PluginHarness, NothingConfiguredIsANoopWithAWarning) {

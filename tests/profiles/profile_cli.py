@@ -170,6 +170,24 @@ def refuses_invalid_documents(ctx):
 
 
 @case
+def deep_nesting_is_one_line(ctx):
+    """200 000 levels of nesting (once a segfault in every command): exit 6, one line naming the file."""
+    root, _ = ctx.root("dgx-h100")
+    good = ctx.profile("good")
+    with open(good) as f:
+        text = f.read()
+    at = text.index('"extra": {') + len('"extra": {')
+    path = ctx.path("deep.json")
+    with open(path, "w") as f:
+        f.write(text[:at] + '"deep": ' + "[" * 200000 + "]" * 200000 + ", " + text[at:])
+    for argv in every_command(ctx, path, root):
+        rc, so, se = ctx.run(*argv)
+        check(rc == 6 and "nested deeper than 128 levels" in se and path in se and len(se.strip().splitlines()) == 1,
+              "%s: rc %d, stderr %r" % (argv, rc, se[:300]))
+        check(not os.path.exists(ctx.path("RAN")), "%s: ran the command" % argv)
+
+
+@case
 def warns_about_pass_through_keys(ctx):
     rc, so, se = ctx.run("env", VALID)
     check(rc == 0, "rc %d: %s" % (rc, se))
