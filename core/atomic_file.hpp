@@ -1,7 +1,10 @@
 #pragma once
 // Files are never half-written: content goes to a temporary file in the same
 // directory, is flushed, then renamed over the target.
+#include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace railkit {
@@ -13,7 +16,19 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
 /// (the directory exists and is writable). Creates and removes a probe file; does not touch `path`.
 void check_writable(const std::filesystem::path& path, std::string_view what);
 
-/// Reads a whole file. Throws IoError naming the file.
-std::string read_file(const std::filesystem::path& path);
+/// The most an input file given to railkit may hold (results documents, profiles, logs of a run).
+inline constexpr std::uint64_t kMaxInputBytes = std::uint64_t{64} << 20;
+
+/// Reads a whole file given by the user (a FIFO or /dev/stdin is read as given). Throws IoError
+/// naming the file when it cannot be read or is a directory, UsageError when it holds more than
+/// `max_bytes` (a device such as /dev/zero never ends).
+std::string read_file(const std::filesystem::path& path, std::uint64_t max_bytes = kMaxInputBytes);
+
+/// A file of the machine (sysfs, procfs, debugfs, or the same under a --root tree): opened
+/// without blocking and read only when it is a regular file, at most `max_bytes`. nullopt when
+/// it cannot be opened or is anything else (a FIFO planted in a tree would block a read
+/// forever); with `nofollow` a final symlink is not followed and sets *is_link.
+std::optional<std::string> read_machine_file(const std::filesystem::path& path, std::size_t max_bytes,
+                                             bool nofollow = false, bool* is_link = nullptr);
 
 }  // namespace railkit

@@ -1,6 +1,7 @@
 #include "fabric/dcqcn.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -83,6 +84,13 @@ std::string errno_reason(int err) {
   return r;
 }
 
+/// Whether `fd` is a regular file (sysfs and debugfs attributes are; a FIFO or device planted in
+/// a --root tree is not, and would block or swallow the write).
+bool regular(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /// The trimmed content of a small file, or the reason it could not be read.
 struct ReadResult {
   std::optional<std::string> value;
@@ -90,8 +98,12 @@ struct ReadResult {
 };
 
 ReadResult read_value(const fs::path& abs) {
-  const int fd = ::open(abs.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(abs.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return {std::nullopt, std::strerror(errno)};
+  if (!regular(fd)) {
+    ::close(fd);
+    return {std::nullopt, "not a regular file"};
+  }
   std::string data;
   char buf[512];
   for (;;) {
@@ -116,8 +128,12 @@ ReadResult read_value(const fs::path& abs) {
 /// Writes "value\n" in place with one write() (sysfs takes an attribute in one write and cannot be
 /// renamed over); "" on success, else the reason.
 std::string write_value(const fs::path& abs, const std::string& value) {
-  const int fd = ::open(abs.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  const int fd = ::open(abs.c_str(), O_WRONLY | O_TRUNC | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return errno_reason(errno);
+  if (!regular(fd)) {
+    ::close(fd);
+    return "not a regular file";
+  }
   const std::string data = value + "\n";
   ssize_t n = 0;
   do {

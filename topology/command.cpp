@@ -4,6 +4,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "topology/analyze.hpp"
 #include "topology/compare.hpp"
@@ -15,17 +16,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// A topology document of `railkit topo --format json` is tens of KiB.
+constexpr std::uint64_t kMaxTopologyDocBytes = std::uint64_t{16} << 20;
+
 int run_compare(const TopoOptions& o, std::ostream& out) {
   if (o.compare.size() < 2) throw UsageError("--compare needs at least two JSON documents");
   std::vector<NodeFacts> nodes;
   std::vector<std::string> sources;
   for (const auto& p : o.compare) {
-    std::ifstream in(p);
-    if (!in) throw UsageError("--compare " + p.string() + ": cannot read the file");
-    std::stringstream ss;
-    ss << in.rdbuf();
+    std::string text;
+    try {
+      text = read_file(p, kMaxTopologyDocBytes);
+    } catch (const IoError& e) {
+      throw UsageError("--compare " + p.string() + ": cannot read the file (" + e.what() + ")");
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("--compare ") + e.what());
+    }
     sources.push_back(p.string());
-    nodes.push_back(node_facts_from_json(ss.str(), p.string()));
+    nodes.push_back(node_facts_from_json(text, p.string()));
   }
   name_nodes(nodes, sources);  // by host, or all by file when two documents share a host
   const CompareReport rep = compare_nodes(nodes);

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "topology/live.hpp"
 #include "topology/parse.hpp"
@@ -441,11 +442,13 @@ Topology probe_node(const ProbeOptions& opts) {
     throw UsageError("--root " + opts.root.string() + " is not a directory");
   std::optional<std::string> nvsmi_text;
   if (opts.nvidia_smi_topo) {
-    std::ifstream in(*opts.nvidia_smi_topo);
-    if (!in) throw UsageError("--nvidia-smi-topo " + opts.nvidia_smi_topo->string() + ": cannot read the file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    nvsmi_text = ss.str();
+    try {
+      nvsmi_text = read_file(*opts.nvidia_smi_topo, std::uint64_t{1} << 20);  // a matrix of a few KiB
+    } catch (const IoError& e) {
+      throw UsageError("--nvidia-smi-topo " + opts.nvidia_smi_topo->string() + ": cannot read the file (" + e.what() + ")");
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("--nvidia-smi-topo ") + e.what());
+    }
   }
   Topology topo = Prober(opts).run();
   if (nvsmi_text) {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <system_error>
 
+#include "core/atomic_file.hpp"
 #include "topology/parse.hpp"
 
 namespace railkit::topo {
@@ -58,29 +59,10 @@ std::optional<fs::path> SysfsReader::resolve_impl(const fs::path& rel, int& budg
 
 namespace {
 
-// Reads at most kMaxFileBytes of a file with plain POSIX calls (sysfs attributes are small).
+// Reads at most kMaxFileBytes of a regular file, without blocking (a FIFO in a tree is skipped).
 // With O_NOFOLLOW a final symlink fails with ELOOP, so the caller can resolve it inside the root.
 std::optional<std::string> read_small(const fs::path& p, bool nofollow, bool* is_link) {
-  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
-  if (fd < 0) {
-    if (is_link) *is_link = errno == ELOOP;
-    return std::nullopt;
-  }
-  std::string data;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    data.append(buf, static_cast<size_t>(n));
-    if (data.size() >= kMaxFileBytes) break;
-  }
-  ::close(fd);
-  return data;
+  return read_machine_file(p, kMaxFileBytes, nofollow, is_link);
 }
 
 }  // namespace

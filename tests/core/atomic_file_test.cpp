@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -39,4 +41,39 @@ TEST_F(AtomicFile, CheckWritableNamesTheInput) {
     EXPECT_NE(std::string(e.what()).find("-J/--output_file"), std::string::npos);
   }
   EXPECT_THROW(railkit::check_writable(dir_, "-J/--output_file"), railkit::UsageError);
+}
+
+using railkit::read_file;
+using railkit::read_machine_file;
+using railkit::write_file_atomic;
+
+TEST_F(AtomicFile, ReadFileStopsAtItsCapAndRefusesDirectories) {
+  write_file_atomic(dir_ / "small.txt", "hello");
+  EXPECT_EQ(read_file(dir_ / "small.txt"), "hello");
+  // /dev/zero never ends: once grew `topo --compare /dev/zero` to gigabytes; now one line.
+  try {
+    read_file("/dev/zero", 1 << 20);
+    ADD_FAILURE() << "read /dev/zero to its end";
+  } catch (const railkit::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "/dev/zero: more than 1 MiB; not a file railkit reads");
+  }
+  EXPECT_THROW(read_file(dir_), railkit::IoError);
+  EXPECT_THROW(read_file(dir_ / "absent"), railkit::IoError);
+}
+
+TEST_F(AtomicFile, MachineFilesAreReadOnlyWhenRegularAndNeverBlock) {
+  write_file_atomic(dir_ / "attr", "42\n");
+  EXPECT_EQ(read_machine_file(dir_ / "attr", 1024), "42\n");
+  EXPECT_EQ(read_machine_file(dir_ / "attr", 2), "42");  // at most max_bytes (rounded to a read)
+  // A FIFO planted in a --root tree blocked topo, profile check and dcqcn show forever.
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0644), 0);
+  EXPECT_FALSE(read_machine_file(dir_ / "fifo", 1024).has_value());
+  EXPECT_FALSE(read_machine_file(dir_, 1024).has_value());
+  EXPECT_FALSE(read_machine_file("/dev/zero", 1024).has_value());
+  EXPECT_FALSE(read_machine_file(dir_ / "absent", 1024).has_value());
+  std::filesystem::create_symlink(dir_ / "attr", dir_ / "link");
+  bool is_link = false;
+  EXPECT_FALSE(read_machine_file(dir_ / "link", 1024, true, &is_link).has_value());
+  EXPECT_TRUE(is_link);
+  EXPECT_EQ(read_machine_file(dir_ / "link", 1024), "42\n");
 }

@@ -131,6 +131,22 @@ TEST_F(Dcqcn, ReadsBothLayouts) {
   EXPECT_EQ(c.size(), 19u);  // np_cnp_prio_mode is not a tunable
 }
 
+TEST_F(Dcqcn, AFifoInTheTreeIsNeitherWaitedForNorWritten) {
+  // `dcqcn show` on a tree with a FIFO for an attribute blocked forever.
+  const fs::path attr = eth0_rp / "rpg_time_reset";
+  fs::remove(attr);
+  ASSERT_EQ(::mkfifo(attr.c_str(), 0644), 0);
+  try {
+    read_dcqcn(root, device("eth0"));
+    ADD_FAILURE() << "read a FIFO as an attribute";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("rpg_time_reset (roce_rp.rpg_time_reset): not a regular file"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(dcqcn_show_table(root, {device("eth0")}), IoError);
+}
+
 TEST_F(Dcqcn, ShowJsonAndTable) {
   const auto devs = find_dcqcn_devices(root, {});
   const auto j = dcqcn_show_json(root, devs);

@@ -1,4 +1,6 @@
 #include "topology/sysfs.hpp"
+
+#include <sys/stat.h>
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -28,6 +30,15 @@ TEST_F(TopoSysfs, RelativeAndAbsoluteLinksStayInsideTheRoot) {
   EXPECT_EQ(rd.resolve("sys/class/x/rel")->string(), "sys/devices/a/b");
   EXPECT_EQ(rd.resolve("sys/class/x/abs")->string(), "sys/devices/a/b");
   EXPECT_EQ(*rd.text("sys/class/x/abs/value"), "42");
+}
+
+TEST_F(TopoSysfs, AFifoInTheTreeIsUnknownAndNeverBlocks) {
+  ASSERT_EQ(::mkfifo((dir_ / "sys/devices/a/b/fifo").c_str(), 0644), 0);
+  fs::create_symlink("fifo", dir_ / "sys/devices/a/b/to_fifo");
+  SysfsReader rd(SysRoot{dir_});
+  EXPECT_FALSE(rd.text("sys/devices/a/b/fifo").has_value());
+  EXPECT_FALSE(rd.text("sys/devices/a/b/to_fifo").has_value());
+  EXPECT_EQ(*rd.text("sys/devices/a/b/value"), "42");
 }
 
 TEST_F(TopoSysfs, DotDotNeverClimbsAboveTheRoot) {
