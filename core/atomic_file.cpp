@@ -1,6 +1,7 @@
 #include "core/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,16 +22,65 @@ namespace {
 
 std::string errno_text() { return std::strerror(errno); }
 
+std::string temp_prefix(const fs::path& path) { return "." + path.filename().string() + ".tmp."; }
+
 fs::path temp_sibling(const fs::path& path) {
   fs::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
-  return dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
+  return dir / (temp_prefix(path) + std::to_string(::getpid()));
+}
+
+/// What a file of this mode is, for messages ("a character device").
+std::string kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+/// Removes the temporary siblings of `target` that a writer killed before its rename left
+/// behind (`.NAME.tmp.<pid>` whose process is gone).
+void remove_stale_temps(const fs::path& target) {
+  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  const std::string prefix = temp_prefix(target);
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM) continue;  // its writer may still run
+    std::error_code rm;
+    fs::remove(it->path(), rm);
+  }
 }
 
 }  // namespace
 
+fs::path write_target(const fs::path& path) {
+  fs::path target = path;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    std::error_code ec;
+    const fs::path to = fs::read_symlink(path, ec);
+    if (ec) throw IoError("cannot read the link " + path.string() + ": " + ec.message());
+    target = to.is_absolute() ? to : path.parent_path() / to;
+    if (::lstat(target.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+      throw UsageError(path.string() + ": a link to a link (" + target.string() + "); give the file itself");
+  }
+  if (::lstat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw UsageError(path.string() + (target == path ? "" : " (a link to " + target.string() + ")") + " is " +
+                     kind_of(st.st_mode) + ": railkit writes only regular files (it replaces them whole)");
+  return target;
+}
+
 void write_file_atomic(const fs::path& path, std::string_view content) {
-  const fs::path tmp = temp_sibling(path);
+  const fs::path target = write_target(path);
+  remove_stale_temps(target);
+  const fs::path tmp = temp_sibling(target);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError("cannot write " + path.string() + ": " + errno_text());
   const char* p = content.data();
@@ -52,7 +102,7 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
     ::unlink(tmp.c_str());
     throw IoError("cannot write " + path.string() + ": " + why);
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
     const std::string why = errno_text();
     ::unlink(tmp.c_str());
     throw IoError("cannot rename into " + path.string() + ": " + why);
@@ -63,7 +113,13 @@ void check_writable(const fs::path& path, std::string_view what) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     throw UsageError(std::string(what) + " '" + path.string() + "' is a directory, not a file");
-  const fs::path tmp = temp_sibling(path);
+  fs::path target;
+  try {
+    target = write_target(path);
+  } catch (const Error& e) {
+    throw UsageError(std::string(what) + " " + e.what());
+  }
+  const fs::path tmp = temp_sibling(target);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
     throw UsageError(std::string(what) + " '" + path.string() + "' cannot be written: " + errno_text());

@@ -9,7 +9,15 @@
 
 namespace railkit {
 
-/// Writes `content` to `path` atomically (temp file + fsync + rename). Throws IoError.
+/// The file write_file_atomic replaces for `path`: `path` itself, or, when `path` is a symlink,
+/// the file it points to (the link stays). Throws UsageError when that exists and is not a
+/// regular file (a directory, device, FIFO or socket: renaming over /dev/null would replace the
+/// device), or is itself a link.
+std::filesystem::path write_target(const std::filesystem::path& path);
+
+/// Writes `content` to write_target(path) atomically (temp file `.NAME.tmp.<pid>` + fsync +
+/// rename), first removing such temp files that a killed writer left. Throws IoError, or
+/// UsageError for a target that is not a regular file.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
 /// Throws UsageError naming `path` unless a file can be created at `path`

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -53,6 +54,10 @@ int emit(const ProfileCli& o, const profiles::Rendered& r) {
   if (o.out.empty() || o.out == "-") {
     std::cout << r.text << std::flush;
   } else {
+    std::error_code ec;
+    if (std::filesystem::equivalent(write_target(o.out), o.profile, ec))
+      throw UsageError(fmt::format("--out {}: that is the profile being read ({}); write to another file", o.out,
+                                   o.profile));
     write_file_atomic(o.out, r.text);
     std::cerr << fmt::format("railkit: wrote {}\n", o.out);
   }

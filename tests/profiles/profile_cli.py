@@ -188,6 +188,21 @@ def deep_nesting_is_one_line(ctx):
 
 
 @case
+def export_never_overwrites_its_input(ctx):
+    """`export P --out P` overwrote the profile it read: refused, the file left as it was."""
+    path = ctx.profile("self")
+    before = open(path).read()
+    for argv in (["export", path, "--format", "slurm", "--out", path], ["env", path, "--out", path]):
+        rc, so, se = ctx.run(*argv)
+        check(rc == 6 and "the profile being read" in se, "%s: rc %d, stderr %r" % (argv, rc, se))
+        check(open(path).read() == before, "%s: the profile changed" % argv)
+    link = ctx.path("link.json")
+    os.symlink(path, link)
+    rc, so, se = ctx.run("export", path, "--format", "slurm", "--out", link)
+    check(rc == 6 and open(path).read() == before, "through a link: rc %d, stderr %r" % (rc, se))
+
+
+@case
 def warns_about_pass_through_keys(ctx):
     rc, so, se = ctx.run("env", VALID)
     check(rc == 0, "rc %d: %s" % (rc, se))

@@ -7,6 +7,7 @@ Each case is one ctest test (label `mpi`): `bench_cases.py --bin DIR --case NAME
 import argparse
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -484,6 +485,12 @@ def memory_checked_before_allocating(ctx):
 def output_path_checked_before_running(ctx):
     expect_usage(ctx, ["-b", "8", "-e", "8", "-J", "/nonexistent-dir/x/r.json"], "-J/--output_file '/nonexistent-dir/x/r.json'")
     expect_usage(ctx, ["-b", "8", "-e", "8", "-J", ctx.tmp], "is a directory", np=2)
+    # Renaming over a device replaced it with a regular file (as root, /dev/null too).
+    expect_usage(ctx, ["-b", "8", "-e", "8", "-J", "/dev/full"], "is a character device")
+    check(stat.S_ISCHR(os.stat("/dev/full").st_mode), "/dev/full is no longer a device")
+    fifo = os.path.join(ctx.tmp, "fifo")
+    os.mkfifo(fifo)
+    expect_usage(ctx, ["-b", "8", "-e", "8", "-J", fifo], "is a FIFO")
 
 
 @case
