@@ -587,6 +587,87 @@ void note_inert(SweepDocument& doc, const std::vector<InertKnob>& inert, const s
 
 }  // namespace
 
+namespace {
+
+/// sweep.json as the sweep starts: its options, the seed and each round's order, the backend
+/// expected, and what --resume found (`recs`, in `old_order`).
+SweepDocument start_document(const SweepOptions& o, const std::string& baseline, const launch::ExpectedBackend& expected,
+                             const std::vector<InertKnob>& inert, const SweepDocument& old,
+                             const std::map<LaunchKey, LaunchRecord>& recs, const std::vector<LaunchKey>& old_order) {
+  SweepDocument doc;
+  doc.created = old.created.empty() ? utc_now_iso() : old.created;
+  doc.railkit_version = kVersion;
+  doc.updated = utc_now_iso();
+  doc.bench = o.bench;
+  doc.bench_args = o.bench_args;
+  doc.launcher = launcher_json(o.launcher);
+  doc.timeout_s = o.timeout_s;
+  doc.baseline = baseline;
+  doc.rounds = o.rounds;
+  if (!recs.empty()) doc.seed = old.seed;
+  else if (o.seed) doc.seed = *o.seed;
+  else doc.seed = std::random_device{}();
+  doc.planned = o.configs;
+  for (int r = 1; r <= o.rounds; ++r) {
+    std::vector<std::string> names;
+    for (size_t k : round_order(o.configs.size(), doc.seed, r)) names.push_back(o.configs[k].name);
+    doc.order.push_back(std::move(names));
+  }
+  doc.backend = json{{"expected", expected.backend.empty() ? json(nullptr) : json(expected.backend)},
+                     {"how", expected.how},
+                     {"seen", json::array()}};
+  for (const auto& [k, l] : recs) saw_backend(doc, l.backend);
+  doc.allow_inert = o.allow_inert;
+  note_inert(doc, inert, expected.backend);
+  for (const auto& [k, l] : recs)
+    if (!l.inert.empty()) note_inert(doc, inert_in({BenchConfig{l.run.name, l.run.env, {}}}, l.backend, o.knob_sources), l.backend);
+  doc.topology = o.topology;
+  doc.launches = ordered(doc.order, recs, old_order);
+  return doc;
+}
+
+/// Every (round, configuration index) still to run, in run order; the launches --resume skips
+/// are said on `progress` and counted in `skipped`.
+std::vector<std::pair<int, size_t>> pending_launches(const SweepOptions& o, const SweepDocument& doc,
+                                                     const std::map<LaunchKey, LaunchRecord>& recs,
+                                                     std::ostream& progress, int& skipped) {
+  const size_t total = o.configs.size() * static_cast<size_t>(o.rounds);
+  std::vector<std::pair<int, size_t>> todo;
+  size_t pos = 0;
+  for (int r = 1; r <= o.rounds; ++r)
+    for (size_t k : round_order(o.configs.size(), doc.seed, r)) {
+      ++pos;
+      auto it = recs.find({o.configs[k].name, r});
+      if (it != recs.end() && (it->second.run.status == TrialStatus::Ok || !o.retry_failed)) {
+        ++skipped;
+        progress << fmt::format("[{}/{}] round {}/{} {}: {} earlier, skipped (--resume)\n", pos, total, r, o.rounds,
+                                o.configs[k].name, name(it->second.run.status));
+      } else {
+        todo.emplace_back(r, k);
+      }
+    }
+  progress.flush();
+  return todo;
+}
+
+/// The record of a finished launch of `c` in `round`: its backend (from its results document)
+/// and, in `now_inert`, the knobs of `c` that cannot reach it.
+LaunchRecord record_launch(const SweepOptions& o, int round, const BenchConfig& c, const launch::TrialRun& tr,
+                           const fs::path& out_dir, std::vector<InertKnob>& now_inert) {
+  LaunchRecord l{round, tr.record, "", {}};
+  if (!l.run.results.empty()) {
+    try {
+      l.backend = load_results((out_dir / l.run.results).string()).run.backend;
+    } catch (const Error&) {
+    }
+  }
+  now_inert = l.backend.empty() ? std::vector<InertKnob>{} : inert_in({c}, l.backend, o.knob_sources);
+  for (const auto& x : now_inert) l.inert.push_back(x.name);
+  return l;
+}
+
+}  // namespace
+
 SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& progress, bool tty) {
   const std::string baseline = check_sweep_options(o);
   // Which backend runs, and whether every knob can reach it: before anything is written.
@@ -607,58 +688,13 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
   SweepOutcome res;
   std::map<LaunchKey, LaunchRecord> recs;
   std::vector<LaunchKey> old_order;
-  SweepDocument& doc = res.doc;
   const SweepDocument old = earlier_sweep(o, out_dir, sweep_path, recs, old_order);
-  doc.created = old.created;
-  doc.railkit_version = kVersion;
-  if (doc.created.empty()) doc.created = utc_now_iso();
-  doc.updated = utc_now_iso();
-  doc.bench = o.bench;
-  doc.bench_args = o.bench_args;
-  doc.launcher = launcher_json(o.launcher);
-  doc.timeout_s = o.timeout_s;
-  doc.baseline = baseline;
-  doc.rounds = o.rounds;
-  if (!recs.empty()) doc.seed = old.seed;
-  else if (o.seed) doc.seed = *o.seed;
-  else doc.seed = std::random_device{}();
-  doc.planned = o.configs;
-  const size_t n = o.configs.size();
-  for (int r = 1; r <= o.rounds; ++r) {
-    std::vector<std::string> names;
-    for (size_t k : round_order(n, doc.seed, r)) names.push_back(o.configs[k].name);
-    doc.order.push_back(std::move(names));
-  }
-  doc.backend = json{{"expected", expected.backend.empty() ? json(nullptr) : json(expected.backend)},
-                     {"how", expected.how},
-                     {"seen", json::array()}};
-  for (const auto& [k, l] : recs) saw_backend(doc, l.backend);
-  doc.allow_inert = o.allow_inert;
-  note_inert(doc, inert, expected.backend);
-  for (const auto& [k, l] : recs)
-    if (!l.inert.empty()) note_inert(doc, inert_in({BenchConfig{l.run.name, l.run.env, {}}}, l.backend, o.knob_sources), l.backend);
-  doc.topology = o.topology;
-  doc.launches = ordered(doc.order, recs, old_order);
+  res.doc = start_document(o, baseline, expected, inert, old, recs, old_order);
+  SweepDocument& doc = res.doc;
   write_doc(sweep_path, doc);
+  const std::vector<std::pair<int, size_t>> todo = pending_launches(o, doc, recs, progress, res.skipped);
 
-  // Every (round, configuration) in run order; finished ones are skipped on --resume.
-  const size_t total = n * static_cast<size_t>(o.rounds);
-  std::vector<std::pair<int, size_t>> todo;
-  size_t pos = 0;
-  for (int r = 1; r <= o.rounds; ++r)
-    for (size_t k : round_order(n, doc.seed, r)) {
-      ++pos;
-      auto it = recs.find({o.configs[k].name, r});
-      if (it != recs.end() && (it->second.run.status == TrialStatus::Ok || !o.retry_failed)) {
-        ++res.skipped;
-        progress << fmt::format("[{}/{}] round {}/{} {}: {} earlier, skipped (--resume)\n", pos, total, r, o.rounds,
-                                o.configs[k].name, name(it->second.run.status));
-      } else {
-        todo.emplace_back(r, k);
-      }
-    }
-  progress.flush();
-
+  const size_t n = o.configs.size(), total = n * static_cast<size_t>(o.rounds);
   const launch::LaunchContext ctx{o.launcher, o.bench, o.bench_args, out_dir, o.timeout_s, o.kill_grace_s};
   SweepProgress line(progress, tty, todo.size());
   for (const auto& [round, k] : todo) {
@@ -676,16 +712,8 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
                                                     "{}; continue with --resume",
                                                     lr.signal, doc.launches.size(), sweep_path.string()));
     }
-    LaunchRecord l{round, tr.record, "", {}};
-    if (!l.run.results.empty()) {
-      try {
-        l.backend = load_results((out_dir / l.run.results).string()).run.backend;
-      } catch (const Error&) {
-      }
-    }
-    const std::vector<InertKnob> now_inert = l.backend.empty() ? std::vector<InertKnob>{}
-                                                                : inert_in({c}, l.backend, o.knob_sources);
-    for (const auto& x : now_inert) l.inert.push_back(x.name);
+    std::vector<InertKnob> now_inert;
+    const LaunchRecord l = record_launch(o, round, c, tr, out_dir, now_inert);
     if (l.run.status != TrialStatus::Ok) ++res.failed;
     ++res.ran;
     recs[{c.name, round}] = l;

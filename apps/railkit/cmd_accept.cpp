@@ -109,11 +109,11 @@ std::function<int()> setup_accept(CLI::App& app) {
   auto cli = std::make_shared<AcceptCli>();
   app.add_option("--hostfile", cli->hostfile, "real nodes: one host per line (mpirun --hostfile, srun --nodefile)");
   app.add_option("--np", cli->np, "ranks in all (with --ranks-per-node: emulated nodes on this machine)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--ppn", cli->ppn, "ranks per node on real nodes (mpirun -N)")->check(CLI::PositiveNumber);
+      ->check(positive());
+  app.add_option("--ppn", cli->ppn, "ranks per node on real nodes (mpirun -N)")->check(positive());
   app.add_option("--ranks-per-node", cli->ranks_per_node,
                  "emulated nodes: ranks [iK, (i+1)K) form node i, named <hostname>:<i>")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   app.add_option("--launcher", cli->launcher, "mpirun | srun")
       ->check(CLI::IsMember({"mpirun", "srun", "local"}))
       ->capture_default_str();
@@ -131,7 +131,7 @@ std::function<int()> setup_accept(CLI::App& app) {
   app.add_option("--bench-args", cli->bench_args, "extra railkit-bench arguments, split at spaces (override the defaults)");
   app.add_option("--bench", cli->bench, "railkit-bench to run (default: the one next to railkit)");
   app.add_option("--timeout-s", cli->timeout_s, "wall-clock limit per launch in seconds")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   return [cli] { return run(*cli); };
 }

@@ -65,6 +65,9 @@ int emit(const ProfileCli& o, const profiles::Rendered& r) {
 }
 
 std::vector<profiles::CheckItem> compare(const ProfileCli& o, const ProfileDocument& p) {
+  std::error_code ec;  // a typo in --root is bad input, as topo says; exec must not run unchecked
+  if (!std::filesystem::is_directory(o.root, ec))
+    throw UsageError("--root " + o.root + ": not a directory (the node's / or a capture or fixture tree)");
   const std::optional<std::string> nccl = o.nccl_version.empty() ? std::nullopt : std::optional(o.nccl_version);
   return profiles::check_profile(p, profiles::probe_node_facts(o.root, nccl));
 }

@@ -153,16 +153,16 @@ std::function<int()> setup_sweep(CLI::App& app) {
   app.add_flag("--resume", cli->resume, "continue the sweep in --out: skip configurations already finished");
   app.add_flag("--retry-failed", cli->retry_failed, "with --resume: run failed and timed-out configurations again");
   app.add_option("--timeout-s", cli->timeout_s, "wall-clock limit per configuration in seconds (0 = none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   app.add_option("--kill-grace-s", cli->kill_grace_s, "after a timeout, seconds between SIGTERM and SIGKILL")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   app.add_option("--baseline", cli->baseline,
                  "configuration the comparison divides by: a name or [N] as the tables number them (default: the first)");
   app.add_option("--rounds", cli->rounds,
                  "run every configuration, the baseline included, once per round, in an order shuffled per round")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   app.add_option("--seed", cli->seed, "seed of the round order (default: a fresh one, recorded in sweep.json)");
   app.add_flag("--allow-inert", cli->allow_inert,

@@ -214,10 +214,10 @@ std::function<int()> setup_tune(CLI::App& app) {
   app.add_option("--out", cli->out, "session directory: journal.jsonl, trial results, profile.json");
   app.add_option("--resume", cli->resume, "continue the session in this directory (after a crash, Ctrl-C or kill)");
   app.add_option("--timeout-s", cli->timeout_s, "wall-clock limit per trial in seconds; a trial past it is recorded as timeout")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   app.add_option("--kill-grace-s", cli->kill_grace_s, "after a timeout, seconds between SIGTERM and SIGKILL")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   app.add_option("--weights", cli->weights, "message-size histogram (railkit.weights/1) weighting the objective");
   app.add_option("--pairs", cli->pairs, "A/B validation rounds (baseline, then candidates)")->capture_default_str();

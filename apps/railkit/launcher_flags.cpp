@@ -10,12 +10,36 @@
 
 namespace railkit::app {
 
+namespace {
+
+CLI::Validator number_at_least(double lowest, bool inclusive, const std::string& words) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != text.size() || !(inclusive ? v >= lowest : v > lowest))
+          return "'" + text + "' is not " + words;
+        return "";
+      },
+      words);
+}
+
+}  // namespace
+
+CLI::Validator positive() { return number_at_least(0, false, "a number > 0"); }
+CLI::Validator non_negative() { return number_at_least(0, true, "a number >= 0"); }
+
 void add_launcher_flags(CLI::App& app, LauncherCli& cli) {
   app.add_option("--launcher", cli.launcher, "mpirun | srun | local")
       ->check(CLI::IsMember({"mpirun", "srun", "local"}))
       ->capture_default_str();
-  app.add_option("--np", cli.np, "ranks (mpirun -np, srun --ntasks); default: the launcher's")->check(CLI::PositiveNumber);
-  app.add_option("--ppn", cli.ppn, "ranks per node (mpirun -N, srun --ntasks-per-node)")->check(CLI::PositiveNumber);
+  app.add_option("--np", cli.np, "ranks (mpirun -np, srun --ntasks); default: the launcher's")->check(positive());
+  app.add_option("--ppn", cli.ppn, "ranks per node (mpirun -N, srun --ntasks-per-node)")->check(positive());
   app.add_option("--hostfile", cli.hostfile, "hosts file (mpirun --hostfile, srun --nodefile)");
   app.add_option("--launcher-args", cli.launcher_args, "extra launcher arguments, split at spaces (repeatable)")
       ->allow_extra_args(false);

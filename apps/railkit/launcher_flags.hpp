@@ -10,6 +10,11 @@
 
 namespace railkit::app {
 
+/// A number > 0 (CLI11's PositiveNumber names a range of 300 digits when it refuses 0).
+CLI::Validator positive();
+/// A number >= 0.
+CLI::Validator non_negative();
+
 /// The launcher flags as given.
 struct LauncherCli {
   std::string launcher = "mpirun";

@@ -3,6 +3,7 @@
 // returns the action to run. Errors are caught once, in guarded_main.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -82,7 +83,44 @@ constexpr Subcommand kSubcommands[] = {
     {"topo", "probe the node: GPUs, RDMA NICs, PCIe paths, rails, RoCE settings, lint", setup_topo},
 };
 
+/// Edit distance (insertions, deletions, substitutions) between a and b.
+std::size_t distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// Refuses a first argument that is no command, offering the closest one ("topp": topo).
+void check_command(int argc, char** argv) {
+  std::string names;
+  for (const auto& s : kSubcommands) names += (names.empty() ? "" : ", ") + std::string(s.name);
+  if (argc < 2) throw railkit::UsageError("a command is required: " + names + " (railkit --help)");
+  const std::string first = argv[1];
+  if (first.empty() || first[0] == '-') return;
+  const Subcommand* best = nullptr;
+  std::size_t best_d = 0;
+  for (const auto& s : kSubcommands) {
+    if (first == s.name) return;
+    const std::size_t d = distance(first, s.name);
+    if (!best || d < best_d) best = &s, best_d = d;
+  }
+  const bool close = best && best_d <= std::max<std::size_t>(2, first.size() / 3);
+  throw railkit::UsageError("unknown command '" + first + "'" +
+                            (close ? "; did you mean '" + std::string(best->name) + "'?" : "") + " (commands: " +
+                            names + ")");
+}
+
 int run(int argc, char** argv) {
+  check_command(argc, argv);
   CLI::App app{"railkit: measure, explain and tune collective communication on GPU clusters"};
   app.set_version_flag("--version", std::string("railkit ") + railkit::kVersion);
   app.require_subcommand(1);
@@ -96,7 +134,8 @@ int run(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // One line naming the argument (CLI11's own text, without its "Run with --help" line).
+    std::cerr << "railkit: error: " << e.what() << " (railkit " << (argc > 1 ? argv[1] : "") << " --help)\n";
     return railkit::exit_code(railkit::ErrorCode::Usage);
   }
   for (const auto& [sub, action] : actions)

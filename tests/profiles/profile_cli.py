@@ -196,6 +196,12 @@ def export_never_overwrites_its_input(ctx):
         rc, so, se = ctx.run(*argv)
         check(rc == 6 and "the profile being read" in se, "%s: rc %d, stderr %r" % (argv, rc, se))
         check(open(path).read() == before, "%s: the profile changed" % argv)
+    # A --root typo is bad input (exit 6), and exec does not run its command.
+    for argv in (["check", path, "--root", ctx.path("typo")],
+                 ["exec", path, "--root", ctx.path("typo"), "--force", "--", "touch", ctx.path("RAN")]):
+        rc, so, se = ctx.run(*argv)
+        check(rc == 6 and "--root" in se and "not a directory" in se, "%s: rc %d, stderr %r" % (argv, rc, se))
+    check(not os.path.exists(ctx.path("RAN")), "exec ran with a --root that does not exist")
     link = ctx.path("link.json")
     os.symlink(path, link)
     rc, so, se = ctx.run("export", path, "--format", "slurm", "--out", link)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs a railkit command for a CLI test and checks its exit code and output.
 
-usage: run_cli.py --expect-rc N [--expect-out TEXT]... [--expect-not-out TEXT]... [--expect-first TEXT]
+usage: run_cli.py --expect-rc N [--expect-out TEXT]... [--expect-not-out TEXT]... [--expect-err TEXT]... [--expect-first TEXT]
                   [--json] [--nccl-xml NGPU MINNET] [--compare-fixtures DIR NAME...] -- COMMAND...
 --expect-first TEXT: the first line of the differences (the line after "Differences") holds TEXT.
 --compare-fixtures probes each named fixture to JSON (as if captured on separate nodes named
@@ -25,6 +25,7 @@ def main():
     ap.add_argument("--expect-rc", type=int, required=True)
     ap.add_argument("--expect-out", action="append", default=[])
     ap.add_argument("--expect-not-out", action="append", default=[])
+    ap.add_argument("--expect-err", action="append", default=[], help="stderr holds TEXT, on one line")
     ap.add_argument("--expect-first")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--nccl-xml", nargs=2, type=int)
@@ -55,6 +56,11 @@ def main():
     for text in args.expect_out:
         if text not in p.stdout:
             print("FAIL: output lacks %r" % text)
+            ok = False
+    err_lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    for text in args.expect_err:
+        if text not in p.stderr or len(err_lines) != 1:
+            print("FAIL: stderr is not one line holding %r" % text)
             ok = False
     for text in args.expect_not_out:
         if text in p.stdout:
