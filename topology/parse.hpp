@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/strings.hpp"
 #include "topology/model.hpp"
 
 namespace railkit::topo {
@@ -73,8 +74,8 @@ std::optional<NvsmiTopo> parse_nvsmi_topo(std::string_view text);
 /// "NV18" -> 18; nullopt for anything else.
 std::optional<int> parse_nv_cell(std::string_view cell);
 
-/// Natural order for device names: "mlx5_2" < "mlx5_10".
-bool natural_less(std::string_view a, std::string_view b);
+/// Natural order for device names ("mlx5_2" < "mlx5_10"): core's, shared with every report.
+using railkit::natural_less;
 
 /// FNV-1a 64-bit of `s` as 16 lowercase hex digits.
 std::string fnv1a64_hex(std::string_view s);
