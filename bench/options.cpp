@@ -1,6 +1,7 @@
 #include "bench/options.hpp"
 
 
+#include <algorithm>
 #include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
@@ -159,6 +160,21 @@ void interpret_drills(const RawFlags& f, BenchOptions& o) {
   }
 }
 
+/// A flag given an empty value (`-d ''`, `-b ''`) is refused: it would otherwise run with the
+/// default as if the flag were absent. --label may be empty.
+void refuse_empty_values(const CLI::App& app) {
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->count() == 0 || opt->get_type_size() == 0 || opt->check_lname("label")) continue;
+    for (const std::string& v : opt->results())
+      if (v.empty()) {
+        std::string name;
+        for (const auto& sn : opt->get_snames()) name += (name.empty() ? "-" : "/-") + sn;
+        for (const auto& ln : opt->get_lnames()) name += (name.empty() ? "--" : "/--") + ln;
+        throw UsageError(name + " '': an empty value; give one, or leave the flag out for its default");
+      }
+  }
+}
+
 }  // namespace
 
 std::vector<Coll> parse_colls(const std::string& list) {
@@ -167,15 +183,21 @@ std::vector<Coll> parse_colls(const std::string& list) {
   for (std::size_t k = 0; k < names.size(); ++k) {
     const std::string& name = names[k];
     if (name.empty() && k + 1 == names.size()) continue;  // "a,b," names a and b
+    std::vector<Coll> named;
     if (name == "all") {
-      for (const auto& ci : all_colls()) out.push_back(ci.coll);
-      continue;
+      for (const auto& ci : all_colls()) named.push_back(ci.coll);
+    } else {
+      const auto c = parse_coll(name);
+      if (!c)
+        throw UsageError(quoted("--coll", name) +
+                         ": unknown collective (all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv all)");
+      named.push_back(*c);
     }
-    const auto c = parse_coll(name);
-    if (!c)
-      throw UsageError(quoted("--coll", name) +
-                       ": unknown collective (all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv all)");
-    out.push_back(*c);
+    for (const Coll c : named) {  // twice would measure and record it twice
+      if (std::find(out.begin(), out.end(), c) != out.end())
+        throw UsageError(quoted("--coll", list) + ": " + std::string(info(c).name) + " is named twice");
+      out.push_back(c);
+    }
   }
   if (out.empty()) throw UsageError(quoted("--coll", list) + ": no collective named");
   return out;
@@ -201,6 +223,7 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());
   }
+  refuse_empty_values(app);
   if (f.version) {
     r.show_version = true;
     r.exit_now = true;

@@ -95,6 +95,17 @@ TEST(Options, BadInputNamesTheFlagAndValue) {
   expect_usage({"--no-such-flag"}, "--no-such-flag");
 }
 
+TEST(Options, EmptyValuesAndRepeatedCollectivesAreRefused) {
+  // `-d ''` ran float, `-b ''` complained about 33554432, `--coll a,a` recorded every size twice.
+  for (const char* flag : {"-d", "-o", "--coll", "-b", "-e", "--backend", "--placement", "-n"})
+    expect_usage({flag, ""}, "'': an empty value");
+  expect_usage({"-d", ""}, "-d/--datatype '': an empty value");
+  expect_usage({"--coll", "all_reduce,all_reduce"}, "--coll 'all_reduce,all_reduce': all_reduce is named twice");
+  expect_usage({"--coll", "all,broadcast"}, "broadcast is named twice");
+  EXPECT_EQ(parse({"--label", ""}).options.label, "");  // free text may be empty
+  EXPECT_EQ(parse({"--coll", "all_reduce,broadcast,"}).options.colls.size(), 2u);
+}
+
 TEST(Options, ValidateAgainstRankCount) {
   BenchOptions o;
   o.root = 4;
