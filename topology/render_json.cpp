@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "topology/analyze.hpp"
@@ -191,7 +193,7 @@ nlohmann::json to_json(const Topology& t) {
 
 NodeFacts node_facts_from_json(const std::string& text, const std::string& source) {
   json j = parse_json_or_discarded(text);
-  if (j.is_discarded() || !j.is_object()) throw UsageError(source + ": not a JSON document (or nested deeper than 128 levels)");
+  if (j.is_discarded() || !j.is_object()) throw UsageError(fmt::format("{}: not a JSON document (or nested deeper than {} levels)", source, kMaxJsonDepth));
   if (!j.contains("fingerprint") || !j["fingerprint"].is_object() || !j["fingerprint"].contains("hash") ||
       !j["fingerprint"]["hash"].is_string() || !j["fingerprint"].contains("facts") || !j["fingerprint"]["facts"].is_object())
     throw UsageError(source + ": no fingerprint {hash, facts}; expected the output of `railkit topo --format json`");
