@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/strings.hpp"
 #include "core/tunables.hpp"
 #include "core/units.hpp"
@@ -261,7 +262,7 @@ int run_accept(const AcceptOptions& o, BenchRunner& bench, char* const* envp, st
   const AcceptReport rep = run_stages(eff, why, bench, envp, progress);
 
   out << render_accept_table(rep) << std::flush;
-  write_file_atomic(o.out_dir / "accept.json", to_json(rep).dump(2) + "\n");
+  write_file_atomic(o.out_dir / "accept.json", json_dump(to_json(rep), 2) + "\n");
   write_file_atomic(o.out_dir / "accept.prom", render_prometheus(rep));
   write_file_atomic(o.out_dir / "good-hosts", render_good_hosts(rep));
   if (!o.junit.empty()) write_file_atomic(o.junit, render_junit(rep));

@@ -130,7 +130,7 @@ TopoStage topo_stage(const NodeTools& t, const std::vector<AcceptNode>& nodes) {
                                                launch::telling_stderr_line(file_tail(spec.stderr_path, 20))));
     if (!have_doc) continue;
     try {
-      topo::NodeFacts nf = topo::node_facts_from_json(doc.dump(), spec.stdout_path.string());
+      topo::NodeFacts nf = topo::node_facts_from_json(json_dump(doc), spec.stdout_path.string());
       nf.node = n.name;
       facts.push_back(std::move(nf));
       fact_node.push_back(i);

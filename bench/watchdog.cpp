@@ -150,10 +150,9 @@ void Watchdog::fire(double now_s) {
 }
 
 std::string Watchdog::encode(const RankState& s) {
-  return nlohmann::json{{"rank", s.rank},          {"host", s.host},       {"seq", s.seq},
+  return json_dump(nlohmann::json{{"rank", s.rank},          {"host", s.host},       {"seq", s.seq},
                         {"state", s.state},        {"phase", s.at.phase},  {"bytes", s.at.bytes},
-                        {"iteration", s.at.iteration}, {"in_place", s.at.in_place}, {"waited_s", s.waited_s}}
-      .dump();
+                        {"iteration", s.at.iteration}, {"in_place", s.at.in_place}, {"waited_s", s.waited_s}});
 }
 
 RankState Watchdog::decode(const std::string& text) {

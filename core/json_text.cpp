@@ -29,6 +29,12 @@ json parse_json_or_discarded(std::string_view text, int max_depth) {
   }
 }
 
+std::string json_dump(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+
+std::string json_dump(const nlohmann::ordered_json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 std::string json_error_text(const std::exception& e) {
   const std::string what = e.what();
   if (what.rfind("[json.exception.", 0) == 0)

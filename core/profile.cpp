@@ -205,7 +205,7 @@ ojson env_json(const std::map<std::string, std::string>& env) {
   return o;
 }
 
-ojson ordered(const json& j) { return ojson::parse(j.dump()); }
+ojson ordered(const json& j) { return ojson::parse(json_dump(j)); }
 
 void check_interval(const Reader& r, const std::string& path, double lo, double hi) {
   if (lo > hi) r.fail(path, fmt::format("ratio_lo {} is above ratio_hi {}", lo, hi));
@@ -489,7 +489,7 @@ ProfileDocument load_profile(const std::filesystem::path& path) {
 void write_profile(const std::filesystem::path& path, const ProfileDocument& p) {
   std::string text;
   try {
-    text = to_json(p).dump(2) + "\n";
+    text = json_dump(to_json(p), 2) + "\n";
   } catch (const ojson::exception& e) {
     throw UsageError(fmt::format("{}: the profile cannot be written as JSON: {}", path.string(), e.what()));
   }

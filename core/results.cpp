@@ -90,14 +90,14 @@ std::string dump_results(const ResultsDocument& d, int indent) {
   const RunInfo& r = d.run;
   ojson results = ojson::array();
   for (const auto& rec : d.results) results.push_back(record_json(rec));
-  ojson observed = ojson::parse(d.observed.dump());
-  ojson options = ojson::parse(r.options.dump());
+  ojson observed = ojson::parse(json_dump(d.observed));
+  ojson options = ojson::parse(json_dump(r.options));
   ojson error = nullptr;
   if (d.error)
     error = {{"code", d.error->code},
              {"exit_code", d.error->exit_code},
              {"message", d.error->message},
-             {"detail", ojson::parse(d.error->detail.dump())}};
+             {"detail", ojson::parse(json_dump(d.error->detail))}};
   const ojson j = {{"schema", d.schema},
        {"run",
         {{"label", r.label},
@@ -112,7 +112,7 @@ std::string dump_results(const ResultsDocument& d, int indent) {
          {"start_time", r.start_time},
          {"average", r.average},
          {"options", options},
-         {"split", ojson::parse(r.split.dump())}}},
+         {"split", ojson::parse(json_dump(r.split))}}},
        {"results", std::move(results)},
        {"observed", observed},
        {"summary",
@@ -120,7 +120,7 @@ std::string dump_results(const ResultsDocument& d, int indent) {
          {"errors", d.summary.errors},
          {"complete", d.summary.complete}}},
        {"error", error}};
-  return j.dump(indent) + "\n";
+  return json_dump(j, indent) + "\n";
 }
 
 void from_json(const json& j, ResultsDocument& d) {

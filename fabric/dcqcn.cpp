@@ -327,7 +327,7 @@ void save_state(const SysRoot& root, const DcqcnTarget& t, const std::vector<Pla
       throw IoError(fmt::format("cannot create {} for the DCQCN state: {}", t.state_file.parent_path().string(),
                                 ec.message()));
   }
-  write_file_atomic(t.state_file, state_json(s).dump(2) + "\n");
+  write_file_atomic(t.state_file, json_dump(state_json(s), 2) + "\n");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/units.hpp"
 
 namespace railkit::sim {
@@ -32,7 +33,7 @@ constexpr std::array kTimeUnits = {
 };
 
 UsageError bad(std::string_view key, const nlohmann::json& v, std::string_view why) {
-  const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+  const std::string text = v.is_string() ? v.get<std::string>() : json_dump(v);
   return UsageError(fmt::format("{}: '{}': {}", key, text, why));
 }
 

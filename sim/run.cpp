@@ -7,6 +7,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "sim/network.hpp"
 #include "sim/report.hpp"
 #include "sim/scenario.hpp"
@@ -21,7 +22,7 @@ int run_sim(const SimOptions& o, std::ostream& out) {
   if (ec) throw IoError(fmt::format("--out {}: cannot create the directory: {}", dir.string(), ec.message()));
   check_writable(dir / "sim.json", "--out");
   const SimResult r = run_scenario(s);
-  write_file_atomic(dir / "sim.json", sim_document(s, r).dump(1) + "\n");
+  write_file_atomic(dir / "sim.json", json_dump(sim_document(s, r), 1) + "\n");
   write_file_atomic(dir / "flows.csv", flows_csv(r));
   write_file_atomic(dir / "ports.csv", ports_csv(r));
   if (!o.quiet) {

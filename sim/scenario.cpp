@@ -43,26 +43,26 @@ std::int64_t read_int(const json& v, const std::string& key, const Ctx& ctx, std
   } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() && std::abs(v.get<double>()) < 9e18) {
     x = static_cast<std::int64_t>(v.get<double>());
   } else {
-    throw UsageError(fmt::format("{}: '{}': expected an integer", ctx.where(key), v.dump()));
+    throw UsageError(fmt::format("{}: '{}': expected an integer", ctx.where(key), json_dump(v)));
   }
   if (x < lo || x > hi) throw UsageError(fmt::format("{}: {}: outside {}..{}", ctx.where(key), x, lo, hi));
   return x;
 }
 
 double read_number(const json& v, const std::string& key, const Ctx& ctx, double lo, double hi) {
-  if (!v.is_number()) throw UsageError(fmt::format("{}: '{}': expected a number", ctx.where(key), v.dump()));
+  if (!v.is_number()) throw UsageError(fmt::format("{}: '{}': expected a number", ctx.where(key), json_dump(v)));
   const double x = v.get<double>();
   if (!std::isfinite(x) || x < lo || x > hi) throw UsageError(fmt::format("{}: {}: outside {}..{}", ctx.where(key), x, lo, hi));
   return x;
 }
 
 bool read_bool(const json& v, const std::string& key, const Ctx& ctx) {
-  if (!v.is_boolean()) throw UsageError(fmt::format("{}: '{}': expected true or false", ctx.where(key), v.dump()));
+  if (!v.is_boolean()) throw UsageError(fmt::format("{}: '{}': expected true or false", ctx.where(key), json_dump(v)));
   return v.get<bool>();
 }
 
 std::string read_string(const json& v, const std::string& key, const Ctx& ctx) {
-  if (!v.is_string()) throw UsageError(fmt::format("{}: '{}': expected a string", ctx.where(key), v.dump()));
+  if (!v.is_string()) throw UsageError(fmt::format("{}: '{}': expected a string", ctx.where(key), json_dump(v)));
   return v.get<std::string>();
 }
 
@@ -191,7 +191,7 @@ void check_topology(const json& j, const Ctx& ctx, TopologySpec& t) {
 void add_hosts(const json& v, const std::string& key, const Ctx& ctx, const TopologySpec& t, std::vector<int>& out) {
   const int n = t.host_count();
   const auto bad = [&](const std::string& why) {
-    return UsageError(fmt::format("{}: '{}': {}", ctx.where(key), v.is_string() ? v.get<std::string>() : v.dump(), why));
+    return UsageError(fmt::format("{}: '{}': {}", ctx.where(key), v.is_string() ? v.get<std::string>() : json_dump(v), why));
   };
   if (v.is_array()) {
     for (const auto& e : v) add_hosts(e, key, ctx, t, out);

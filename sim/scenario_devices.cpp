@@ -23,7 +23,7 @@ using detail::json;
 std::string scalar_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
-  return v.dump();
+  return json_dump(v);
 }
 
 bool all_digit_keys(const json& j) {

@@ -29,7 +29,7 @@ bool valid_env_name(std::string_view n) {
 std::string env_value_text(const json& v, const std::string& where) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
-  throw UsageError(where + ": value must be a string or an integer, got " + v.dump());
+  throw UsageError(where + ": value must be a string or an integer, got " + json_dump(v));
 }
 
 std::map<std::string, std::string> env_from_json(const json& j, const std::string& where) {
@@ -80,7 +80,7 @@ Factor parse_matrix(const json& doc, const std::string& source) {
   std::vector<std::string> common_args;
   if (doc.is_object()) {
     if (doc.contains("schema") && doc["schema"] != kMatrixSchema)
-      throw UsageError(source + ": schema is " + doc["schema"].dump() + ", expected \"" + kMatrixSchema + "\"");
+      throw UsageError(source + ": schema is " + json_dump(doc["schema"]) + ", expected \"" + kMatrixSchema + "\"");
     for (const auto& [k, v] : doc.items())
       if (k != "schema" && k != "env" && k != "args" && k != "configs")
         throw UsageError(source + ": unknown key '" + k + "' (expected schema, env, args, configs)");

@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/launch.hpp"
 #include "core/results.hpp"
 #include "core/strings.hpp"
@@ -183,7 +184,7 @@ void write_plot(const Comparison& c, const fs::path& file, const PlotTool& tool,
       fs::remove(b, ec);
     }
   } cleanup{series, err};
-  write_file_atomic(series, plot_series(c).dump() + "\n");
+  write_file_atomic(series, json_dump(plot_series(c)) + "\n");
 
   LaunchSpec spec;
   spec.argv = {tool.python, tool.script, "--series", series.string(), "--out", file.string()};

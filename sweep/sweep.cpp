@@ -92,13 +92,13 @@ ojson to_json(const SweepDocument& d) {
   j["updated"] = d.updated;
   j["bench"] = d.bench;
   j["bench_args"] = d.bench_args;
-  j["launcher"] = ojson::parse(d.launcher.dump());
+  j["launcher"] = ojson::parse(json_dump(d.launcher));
   j["timeout_s"] = d.timeout_s;
   j["baseline"] = d.baseline;
   j["rounds"] = d.rounds;
   j["seed"] = d.seed;
   j["order"] = d.order;
-  j["backend"] = ojson::parse(d.backend.dump());
+  j["backend"] = ojson::parse(json_dump(d.backend));
   j["allow_inert"] = d.allow_inert;
   ojson inert = nullptr;
   if (!d.inert.empty()) {
@@ -110,7 +110,7 @@ ojson to_json(const SweepDocument& d) {
       inert["knobs"].push_back(ojson{{"name", k.name}, {"reaches", k.reaches}, {"source", k.source}});
   }
   j["inert"] = inert;
-  j["topology"] = ojson::parse(d.topology.dump());
+  j["topology"] = ojson::parse(json_dump(d.topology));
   ojson planned = ojson::array();
   for (const auto& c : d.planned) planned.push_back(config_to_json(c));
   j["planned"] = planned;
@@ -217,7 +217,7 @@ json launcher_json(const LauncherOptions& l) {
   return json{{"kind", launch::launcher_name(l.kind)}, {"np", l.np}, {"ppn", l.ppn}, {"hostfile", l.hostfile}, {"args", l.args}};
 }
 
-void write_doc(const fs::path& path, const SweepDocument& d) { write_file_atomic(path, to_json(d).dump(2) + "\n"); }
+void write_doc(const fs::path& path, const SweepDocument& d) { write_file_atomic(path, json_dump(to_json(d), 2) + "\n"); }
 
 using LaunchKey = std::pair<std::string, int>;  // configuration, round
 
@@ -278,9 +278,9 @@ SweepDocument earlier_sweep(const SweepOptions& o, const fs::path& out_dir, cons
   SweepDocument old = load_sweep(out_dir);
   if (old.bench_args != o.bench_args)
     throw UsageError("--resume: " + sweep_path.string() + " was run with other bench arguments (" +
-                     json(old.bench_args).dump() + ")");
+                     json_dump(json(old.bench_args)) + ")");
   if (old.launcher != launcher_json(o.launcher))
-    throw UsageError("--resume: " + sweep_path.string() + " was run with another launcher setup (" + old.launcher.dump() + ")");
+    throw UsageError("--resume: " + sweep_path.string() + " was run with another launcher setup (" + json_dump(old.launcher) + ")");
   if (o.seed && !old.launches.empty() && *o.seed != old.seed)
     throw UsageError(fmt::format("--seed {}: the sweep in {} was shuffled with seed {}", *o.seed, sweep_path.string(), old.seed));
   for (auto& l : old.launches) {

@@ -6,6 +6,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "topology/analyze.hpp"
 #include "topology/compare.hpp"
 #include "topology/probe.hpp"
@@ -37,7 +38,7 @@ int run_compare(const TopoOptions& o, std::ostream& out) {
   }
   name_nodes(nodes, sources);  // by host, or all by file when two documents share a host
   const CompareReport rep = compare_nodes(nodes);
-  if (o.format == "json") out << compare_to_json(rep).dump(2) << "\n";
+  if (o.format == "json") out << json_dump(compare_to_json(rep), 2) << "\n";
   else out << render_compare_table(rep);
   return rep.all_equal() ? 0 : exit_code(ErrorCode::CheckFailed);
 }
@@ -59,7 +60,7 @@ int run_topo(const TopoOptions& o, std::ostream& out) {
   analyze(topo, LintOptions{o.priority});
 
   if (o.format == "json") {
-    out << to_json(topo).dump(2) << "\n";
+    out << json_dump(to_json(topo), 2) << "\n";
   } else if (o.format == "nccl-xml") {
     out << render_nccl_xml(topo);
   } else {

@@ -201,7 +201,7 @@ NodeFacts node_facts_from_json(const std::string& text, const std::string& sourc
   n.node = j.contains("host") && j["host"].is_string() ? j["host"].get<std::string>() : source;
   n.hash = j["fingerprint"]["hash"].get<std::string>();
   for (const auto& [k, v] : j["fingerprint"]["facts"].items())
-    n.facts[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    n.facts[k] = v.is_string() ? v.get<std::string>() : json_dump(v);
   return n;
 }
 

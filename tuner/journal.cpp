@@ -54,7 +54,7 @@ std::vector<nlohmann::json> read_journal(const std::filesystem::path& path) {
 }
 
 void append_journal(const std::filesystem::path& path, const nlohmann::ordered_json& line) {
-  const std::string text = line.dump() + "\n";
+  const std::string text = json_dump(line) + "\n";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(fmt::format("{}: cannot open for appending: {}", path.string(), std::strerror(errno)));
   size_t done = 0;
@@ -112,7 +112,7 @@ using Env = std::map<std::string, std::string>;
 /// A journaled status (ok, failed, timeout): interrupted launches are never journaled.
 TrialStatus status_from(const json& j, const std::string& source) {
   const auto st = j.is_string() ? parse_trial_status(j.get<std::string>()) : std::nullopt;
-  if (!st || *st == TrialStatus::Interrupted) throw UsageError(source + ": unknown status " + j.dump());
+  if (!st || *st == TrialStatus::Interrupted) throw UsageError(source + ": unknown status " + json_dump(j));
   return *st;
 }
 
@@ -273,7 +273,7 @@ ojson to_json(const Space& space, const TrialRecord& r) {
 }
 
 TrialRecord trial_from_json(const Space& space, const json& line, const std::string& source) {
-  const std::string what = fmt::format("{}: trial {}", source, line.value("trial", json()).dump());
+  const std::string what = fmt::format("{}: trial {}", source, json_dump(line.value("trial", json())));
   return read_line(what, [&] {
     TrialRecord t;
     t.id = line.at("trial").get<int>();
@@ -318,8 +318,8 @@ std::string validation_role(std::size_t candidate) {
 }
 
 ValidationRecord validation_from_json(const Space& space, const json& line, const std::string& source) {
-  const std::string what = fmt::format("{}: validation round {} {}", source, line.value("round", json()).dump(),
-                                       line.value("role", json()).dump());
+  const std::string what = fmt::format("{}: validation round {} {}", source, json_dump(line.value("round", json())),
+                                       json_dump(line.value("role", json())));
   return read_line(what, [&] {
     ValidationRecord r;
     r.round = line.at("round").get<int>();
@@ -365,7 +365,7 @@ FingerprintFacts topology_from_json(const json& line, const std::string& source)
     FingerprintFacts f;
     f.source = line.at("source").get<std::string>();
     if (f.source != "nodes" && f.source != "topo-root")
-      throw UsageError(source + ": topology line: unknown source " + line["source"].dump());
+      throw UsageError(source + ": topology line: unknown source " + json_dump(line["source"]));
     if (!line.at("root").is_null()) f.root = line["root"].get<std::string>();
     for (const auto& x : line.at("nodes")) {
       NodeFingerprint n;

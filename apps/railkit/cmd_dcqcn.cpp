@@ -8,6 +8,7 @@
 
 #include "apps/railkit/subcommands.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "fabric/dcqcn.hpp"
 
 namespace railkit::app {
@@ -35,7 +36,7 @@ int run_show(const DcqcnCli& o) {
   const SysRoot root{o.root};
   const auto devs = fabric::find_dcqcn_devices(root, o.netdevs);
   if (o.format == "json")
-    std::cout << fabric::dcqcn_show_json(root, devs).dump(2) << "\n";
+    std::cout << json_dump(fabric::dcqcn_show_json(root, devs), 2) << "\n";
   else
     std::cout << fabric::dcqcn_show_table(root, devs);
   return 0;

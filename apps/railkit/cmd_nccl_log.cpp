@@ -13,6 +13,7 @@
 
 #include "apps/railkit/subcommands.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/nccl_log.hpp"
 
 namespace railkit::app {
@@ -61,7 +62,7 @@ int run_nccl_log(const NcclLogOptions& o, std::ostream& out, bool out_is_termina
   } else {
     auto j = to_json(summary);
     j["contradictions"] = contradictions;
-    out << j.dump(2) << "\n";
+    out << json_dump(j, 2) << "\n";
   }
   return o.check && !contradictions.empty() ? exit_code(ErrorCode::CheckFailed) : 0;
 }

@@ -11,6 +11,7 @@
 #include "core/atomic_file.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/units.hpp"
 #include "topology/analyze.hpp"
 #include "topology/probe.hpp"
@@ -37,10 +38,10 @@ struct RdmaLoopbackCli {
 /// Writes the document (to stdout when no --out) and, with --out, prints the table.
 void emit(const RdmaLoopbackCli& cli, const nlohmann::ordered_json& doc, const std::string& table) {
   if (cli.out.empty()) {
-    std::cout << doc.dump(2) << "\n";
+    std::cout << json_dump(doc, 2) << "\n";
     return;
   }
-  write_file_atomic(cli.out, doc.dump(2) + "\n");
+  write_file_atomic(cli.out, json_dump(doc, 2) + "\n");
   if (!table.empty()) std::cout << table << std::flush;
 }
 

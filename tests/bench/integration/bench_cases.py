@@ -624,6 +624,27 @@ def singleton_without_mpirun(ctx):
     check_results(load(out), 1)
 
 
+@case
+def bytes_not_utf8_are_stored_replaced(ctx):
+    """A --label and an NCCL_* variable that are not UTF-8 (issue 14) once ended the run in
+    'internal error [json.exception.type_error.316]' with no document; the run goes on and the
+    document holds U+FFFD for each bad byte."""
+    out = ctx.path("bytes.json")
+    env = mpi_env()
+    env["NCCL_FOO"] = os.fsdecode(b"\xff")
+    cmd = [ctx.bench, "-b", "8", "-e", "8", "--label", os.fsdecode(b"\xff\xfe"), "-J", out]
+    p = subprocess.run(cmd, capture_output=True, timeout=120, env=env)
+    se = p.stderr.decode("utf-8", "replace")
+    check(p.returncode == 0, "rc %d: %s" % (p.returncode, se[-600:]))
+    check("internal error" not in se, se[-600:])
+    with open(out, "rb") as f:
+        raw = f.read()
+    doc = json.loads(raw.decode("utf-8"))  # strict: every byte of the file is UTF-8
+    check(doc["run"]["label"] == "\ufffd\ufffd", "label %r" % doc["run"]["label"])
+    check(doc["run"]["env"].get("NCCL_FOO") == "\ufffd", "env %r" % doc["run"]["env"].get("NCCL_FOO"))
+    check_results(doc, 1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin")
