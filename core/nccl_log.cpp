@@ -207,6 +207,7 @@ class Parser {
       s_.net = *listed_nets_.begin();
     }
     decide_transport();
+    if (!incomplete_nic_entries_.empty()) warn_incomplete_nic_entries();
     if (unreadable_ > 0)
       warn(fmt::format("{} NCCL line(s) looked like connection, pattern or ring lines but could not be read",
                        unreadable_));
@@ -219,6 +220,19 @@ class Parser {
   using NicMap = std::map<int, NcclNic>;  // device index -> NIC
 
   void warn(const std::string& what) { s_.warnings.push_back(fmt::format("{}: {}", source_, what)); }
+
+  void warn_incomplete_nic_entries() {
+    constexpr std::size_t kNamed = 5;
+    std::string named;
+    std::size_t n = 0;
+    for (const auto& e : incomplete_nic_entries_)
+      if (n++ < kNamed) named += fmt::format("{}{}", named.empty() ? "" : ", ", e);
+    const auto total = incomplete_nic_entries_.size() + more_incomplete_nic_entries_;
+    if (total > kNamed) named += fmt::format(" and {} more", total - kNamed);
+    warn(fmt::format("ignored {} NIC list entr{} not of the form [i]name:port/link ([i]name:address<port> for "
+                     "NET/Socket; NCCL cuts lines at 2047 characters): {}",
+                     total, total == 1 ? "y" : "ies", named));
+  }
 
   void version(std::string_view msg) {
     Cursor c{msg};
@@ -386,32 +400,56 @@ class Parser {
     }
   }
 
+  /// The NIC of one list entry after its "[i]": `name:port[:...]/link` (NET/IB and other net
+  /// plugins: "mlx5_0:1/RoCE", "mlx5_1:1::3/IB"), `name:address<port>` for NET/Socket
+  /// ("eth0:10.0.0.1<0>"); nullopt when the entry is not complete.
+  static std::optional<NcclNic> nic_entry(std::string_view net, std::string_view entry) {
+    Cursor t{entry};
+    NcclNic nic;
+    nic.name = std::string(t.until(":/"));
+    if (nic.name.empty() || !t.lit(":")) return std::nullopt;
+    if (net == "Socket") {
+      const auto lt = t.rest().rfind('<');
+      if (lt == 0 || lt == std::string_view::npos || !t.rest().ends_with('>')) return std::nullopt;
+      return nic;
+    }
+    nic.port = t.integer();
+    const auto slash = t.rest().rfind('/');
+    if (!nic.port || slash == std::string_view::npos || slash + 1 == t.rest().size()) return std::nullopt;
+    nic.link = std::string(t.rest().substr(slash + 1));
+    return nic;
+  }
+
   // "NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_3:1:2/IB [RO]; OOB eth0:10.0.0.1<0>"
   // "NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>"
+  // One pass over the list; each entry is read once. NCCL cuts the line at 2047 characters, so
+  // the last entry may be truncated ("[3]mlx5"): an entry that is not complete is ignored.
   void nic_list(std::string_view m, const std::string& process) {
     Cursor c{m};
     c.lit("NET/");
     auto net = std::string(trim(c.until(" :")));
     auto using_pos = c.rest().find("Using");
+    if (using_pos == std::string_view::npos) return;
     Cursor list{c.rest().substr(using_pos + 5)};
     auto& map = nic_maps_[process][net];
     bool any = false;
     for (list.spaces(); !list.done() && !list.rest().starts_with(';'); list.spaces()) {
-      Cursor t{list.until(" ;")};
+      const auto token = list.until(" ;");
+      Cursor t{token};
       if (!t.lit("[")) continue;
       auto index = t.integer();
-      if (!index || !t.lit("]")) continue;
-      NcclNic nic;
-      nic.name = std::string(t.until(":/"));
-      if (nic.name.empty()) continue;
-      if (net != "Socket" && t.lit(":")) {
-        nic.port = t.integer();
-        auto link = t.rest().rfind('/');
-        if (link != std::string_view::npos) nic.link = std::string(t.rest().substr(link + 1));
+      if (!index || !t.lit("]")) continue;  // "[RO]" (relaxed ordering) and the like
+      auto nic = nic_entry(net, t.rest());
+      if (!nic) {
+        if (incomplete_nic_entries_.size() < kKeptIncompleteEntries)
+          incomplete_nic_entries_.emplace(fmt::format("NET/{} '{}'", net, token));
+        else
+          ++more_incomplete_nic_entries_;
+        continue;
       }
-      map[*index] = nic;
-      s_.nics_available.insert(nic);
-      if (net == "IB" && !nic.link.empty()) ib_links_listed_.insert(nic.link);
+      if (net == "IB") ib_links_listed_.insert(nic->link);
+      s_.nics_available.insert(*nic);
+      map[*index] = std::move(*nic);
       any = true;
     }
     if (any) listed_nets_.insert(net);
@@ -531,6 +569,9 @@ class Parser {
   std::set<std::string> ib_links_listed_;  // link layers of the NICs NET/IB listed
   std::map<std::string, std::map<std::string, std::int64_t>> links_;  // net -> transport -> connection lines
   std::set<std::string> mixed_versions_;
+  static constexpr std::size_t kKeptIncompleteEntries = 64;
+  std::set<std::string> incomplete_nic_entries_;  // "NET/IB '[3]mlx5'": truncated or malformed list entries
+  std::size_t more_incomplete_nic_entries_ = 0;    // beyond kKeptIncompleteEntries (may repeat kept ones)
   std::int64_t unreadable_ = 0;
 };
 

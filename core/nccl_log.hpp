@@ -76,7 +76,9 @@ struct NcclLogSummary {
   std::int64_t gdr_connections = 0;         ///< NET lines (either direction) with /GDRDMA
   std::set<int> relay_ranks;                ///< the ranks that relayed PXN sends
   std::map<std::string, std::int64_t> nic_connections;  ///< NIC name -> NET connection lines on it
-  std::set<NcclNic> nics_available;         ///< NICs listed by `NET/... : Using` lines
+  /// NICs listed by `NET/... : Using` lines: complete `[i]name:port/link` entries only
+  /// (`[i]name:address<port>` for NET/Socket); a truncated or malformed entry is a warning.
+  std::set<NcclNic> nics_available;
   /// Connection lines per NCCL transport ("NET", "P2P", "SHM" ...); not what `transport` means.
   std::map<std::string, std::int64_t> transports;
   int graph_channels = 0;     ///< largest nChannels of a Pattern line
@@ -148,7 +150,7 @@ bool nccl_ib_hca_allows(std::string_view spec, std::string_view name, std::optio
 
 /// What the log shows against what `env` (NAME -> value of the run's environment) asked for:
 /// PXN disabled but relays seen; NCCL_P2P_PXN_LEVEL=0 but send/recv relayed; NCCL_IB_HCA
-/// excluding a NIC that carried traffic; NCCL_NET_GDR_LEVEL=LOC but GDR used; NCCL_IB_DISABLE
+/// excluding a listed NIC that carried traffic (an unmapped device, "IB/3", is not judged); NCCL_NET_GDR_LEVEL=LOC but GDR used; NCCL_IB_DISABLE
 /// or NCCL_NET naming another network than the one used; a tuner plugin asked for but not
 /// loaded, or loaded though disabled. One line per contradiction; none when env asks nothing.
 std::vector<std::string> nccl_log_contradictions(const NcclLogSummary& s,

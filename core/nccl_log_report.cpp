@@ -233,8 +233,10 @@ std::string text_nics(const NcclLogSummary& s) {
   const auto used = s.nics_used();
   const auto listed = s.nics_listed();
   std::vector<std::string> unused;
-  for (const auto& n : listed)
-    if (std::find(used.begin(), used.end(), n) == used.end()) unused.push_back(n);
+  for (const auto& n : listed) {
+    auto it = s.nic_connections.find(n);
+    if (it == s.nic_connections.end() || it->second <= 0) unused.push_back(n);
+  }
   if (used.empty() && listed.empty()) return std::string(kNotLogged);
   if (used.empty()) return fmt::format("none carried traffic; listed: {}", join(listed));
   std::string v = fmt::format("{}: {}", used.size(), join(used));
@@ -356,13 +358,15 @@ std::vector<std::string> nccl_log_contradictions(const NcclLogSummary& s,
                               s.p2p_pxn_relays));
 
   if (auto hca = env_get(env, "NCCL_IB_HCA"); hca && s.net == "IB") {
+    // The ports each listed NIC had; a used NIC no list names ("IB/3") cannot be judged.
+    std::map<std::string, std::vector<std::optional<int>>> ports;
+    for (const auto& n : s.nics_available) ports[n.name].push_back(n.port);
     std::vector<std::string> outside;
     for (const auto& name : s.nics_used()) {
-      std::vector<std::optional<int>> ports;
-      for (const auto& n : s.nics_available)
-        if (n.name == name) ports.push_back(n.port);
-      if (ports.empty()) ports.push_back(std::nullopt);
-      if (std::none_of(ports.begin(), ports.end(), [&](const auto& p) { return nccl_ib_hca_allows(*hca, name, p); }))
+      auto it = ports.find(name);
+      if (it == ports.end()) continue;
+      if (std::none_of(it->second.begin(), it->second.end(),
+                       [&](const auto& p) { return nccl_ib_hca_allows(*hca, name, p); }))
         outside.push_back(name);
     }
     if (!outside.empty())

@@ -9,8 +9,11 @@ apps/railkit/main.cpp's kSubcommands.
 import json
 import os
 import pty
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RK = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "bin", "railkit")
@@ -19,7 +22,10 @@ failures = []
 
 
 def run(*args):
-    p = subprocess.run([RK, "nccl-log", *args], capture_output=True, text=True, timeout=60)
+    try:
+        p = subprocess.run([RK, "nccl-log", *args], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return -1, "", "timed out after 60 s"
     return p.returncode, p.stdout, p.stderr
 
 
@@ -65,6 +71,54 @@ def doc(*args, rc=0):
 
 def fx(name):
     return os.path.join(FIX, name)
+
+
+def write_log(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def ib_list_line(entries):
+    return "h1:1:1 [0] NCCL INFO NET/IB : Using %s [RO]; OOB eth0:10.0.0.1<0>" % " ".join(entries)
+
+
+def send_line(dev):
+    return "h1:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/%d" % dev
+
+
+def generated_logs():
+    """Logs written here: a NIC list cut short by NCCL's 2047-character line limit, and one very
+    long NIC list (each step linear; the 60 s timeout of run() is the bound, times are printed)."""
+    tmp = tempfile.mkdtemp(prefix="nccl_log_cli.")
+    try:
+        cut = os.path.join(tmp, "truncated.log")
+        write_log(cut, ["h1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [2]mlx5_2:1/RoCE [3]mlx5"]
+                  + [send_line(d) for d in range(4)])
+        code, out, err = run(cut, "--env", "NCCL_IB_HCA=mlx5_0,mlx5_1,mlx5_2,mlx5_3", "--check")
+        check("truncated NIC entry: no false contradiction (rc 0)", code == 0, "rc %d: %s %s" % (code, err.strip(), out[:600]))
+        d = doc(cut)
+        if d:
+            check("truncated NIC entry: no phantom NIC mlx5", d.get("nics_available") == ["mlx5_0", "mlx5_1", "mlx5_2"],
+                  str(d.get("nics_available")))
+            check("truncated NIC entry: warning names it", any("'[3]mlx5'" in w for w in d.get("warnings", [])),
+                  str(d.get("warnings")))
+
+        times = {}
+        for n in (20000, 200000):
+            big = os.path.join(tmp, "long-%d.log" % n)
+            write_log(big, [ib_list_line("[%d]mlx5_%d:1/RoCE" % (i, i) for i in range(n))]
+                      + [send_line(i) for i in range(0, n, 10)])
+            start = time.monotonic()
+            code, out, err = run(big, "--format", "text", "--env", "NCCL_IB_HCA=^mlx5_1", "--check")
+            times[n] = time.monotonic() - start
+            check("long NIC list (%d entries): read and checked in time (exit 10)" % n, code == 10,
+                  "rc %d: %s" % (code, err.strip()))
+            check("long NIC list (%d entries): every 10th NIC used" % n,
+                  ("NICs used      %d: mlx5_0, mlx5_10, " % (n // 10)) in out, out[:300])
+        print("info: long NIC list, 200k vs 20k entries: %.2f s vs %.2f s (ratio %.1f; linear is about 10)"
+              % (times[200000], times[20000], times[200000] / max(times[20000], 1e-3)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main():
@@ -176,6 +230,8 @@ def main():
     if d:
         check("garbled: warnings", len(d.get("warnings", [])) >= 2, str(d.get("warnings")))
         check("garbled: unmapped NIC kept by index", d.get("nics_used") == ["IB/1"], str(d.get("nics_used")))
+
+    generated_logs()
 
     code, out, err = run(fx("no-such-file.log"))
     check("missing file exits 6", code == 6, "rc %d" % code)

@@ -316,6 +316,52 @@ TEST(NcclLogParse, NicListVariants) {
   }
 }
 
+TEST(NcclLogParse, IncompleteNicListEntriesAreIgnoredWithAWarning) {
+  // NCCL cuts a line at 2047 characters: "[3]mlx5" is not a NIC called mlx5, and NCCL_IB_HCA
+  // naming mlx5_3 must not read as a contradiction.
+  auto s = parse(
+      "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [2]mlx5_2:1/RoCE [3]mlx5\n"
+      "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0\n"
+      "h:1:1 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[0] [send] via NET/IB/3\n");
+  EXPECT_EQ(s.nics_listed(), (std::vector<std::string>{"mlx5_0", "mlx5_1", "mlx5_2"}));
+  EXPECT_EQ(s.nics_used(), (std::vector<std::string>{"IB/3", "mlx5_0"}));
+  EXPECT_TRUE(mentions(s.warnings, "'[3]mlx5'")) << ::testing::PrintToString(s.warnings);
+  EXPECT_TRUE(mentions(s.warnings, "IB/3")) << ::testing::PrintToString(s.warnings);
+  EXPECT_EQ(s.transport, "RoCE");
+  EXPECT_TRUE(railkit::nccl_log_contradictions(s, {{"NCCL_IB_HCA", "mlx5_0,mlx5_1,mlx5_2,mlx5_3"}}).empty());
+  // Every way an entry can stop short, on IB and on sockets; [RO] is a flag, not an entry.
+  auto t = parse(
+      "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1 [2]mlx5_2: [3]mlx5_3:1 [4]mlx5_4:1/ [5]:1/IB "
+      "[6]mlx5_6:x/IB [RO]; OOB ib0:10.0.0.1<0>\n"
+      "g:2:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0> [1]eth [2]eth2: [3]eth3:10.0.\n");
+  EXPECT_EQ(t.nics_listed(), (std::vector<std::string>{"eth0", "mlx5_0"}));
+  ASSERT_EQ(t.warnings.size(), 1u) << ::testing::PrintToString(t.warnings);
+  EXPECT_NE(t.warnings[0].find("ignored 9 NIC list entries"), std::string::npos) << t.warnings[0];
+  EXPECT_FALSE(mentions(t.warnings, "[RO]"));
+  EXPECT_EQ(t.ib_oob_interfaces, std::set<std::string>{"ib0"});
+}
+
+TEST(NcclLogParse, LongNicListIsReadInOnePass) {
+  // One `NET/IB : Using` line of 200k entries and a connection on every NIC, checked against
+  // NCCL_IB_HCA and printed as text: no step may compare every NIC with every other (that took
+  // hours at this size; now it is well inside ctest's timeout).
+  constexpr int kNics = 200000;
+  std::string log = "h:1:1 [0] NCCL INFO NET/IB : Using";
+  for (int i = 0; i < kNics; ++i) log += " [" + std::to_string(i) + "]mlx5_" + std::to_string(i) + ":1/RoCE";
+  log += " [RO]; OOB eth0:10.0.0.1<0>\n";
+  for (int i = 0; i < kNics; ++i)
+    log += "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/" + std::to_string(i) + "\n";
+  auto s = parse(log);
+  EXPECT_EQ(s.nics_available.size(), static_cast<std::size_t>(kNics));
+  EXPECT_EQ(s.nics_used().size(), static_cast<std::size_t>(kNics));
+  EXPECT_EQ(s.nics_listed()[11], "mlx5_11");  // natural order
+  EXPECT_TRUE(s.warnings.empty()) << ::testing::PrintToString(s.warnings);
+  auto c = railkit::nccl_log_contradictions(s, {{"NCCL_IB_HCA", "^mlx5_1"}});
+  ASSERT_EQ(c.size(), 1u);
+  auto text = railkit::to_text(s, c);
+  EXPECT_NE(text.find("NICs used      200000: mlx5_0, mlx5_1, mlx5_2, "), std::string::npos) << text.substr(0, 400);
+}
+
 TEST(NcclLogParse, BootstrapLineVariants) {
   // 2.24+ (src/bootstrap.cc:121 in 2.28.9), 2.8-2.23 ("Bootstrap : Using"), 2.7 (an indexed
   // list), IPv6, and the net-plugin bootstrap of NCCL_OOB_NET_ENABLE=1 (src/bootstrap.cc:541).
