@@ -82,6 +82,13 @@ void print_error_line(const std::string& message, int rank_suffix) {
   }
 }
 
+int abort_every_rank(int code) {
+#if RAILKIT_HAVE_MPI
+  mpi::abort_world(code);
+#endif
+  return code;
+}
+
 std::string version_text() {
   std::vector<std::string> backends;
 #if RAILKIT_HAVE_MPI
@@ -314,7 +321,9 @@ std::string shell_join(const std::vector<std::string>& argv) {
   return out;
 }
 
-int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp);
+/// Runs this rank; sets `alone` once the ranks stopped agreeing (past the agreed checks), from
+/// when on an error may be this rank's only.
+int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp, bool& alone);
 
 int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp) {
 #if RAILKIT_HAVE_MPI
@@ -327,21 +336,37 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp) {
                                        "launcher started {} (drive several GPUs from one process with -g N)", n));
   auto boot = make_lone_bootstrap();
 #endif
+  // An error that may be this rank's alone while others wait for it in a collective: MPI stays
+  // up (finalizing would wait for them too) and main prints the line and aborts every rank.
+  const auto on_its_own = [&](ErrorCode code, const std::string& message) {
+#if RAILKIT_HAVE_MPI
+    session.leave_up();
+#endif
+    const int rank = boot->rank();
+    (void)boot.release();  // its teardown frees communicators others may be using; the job ends
+    return RankFailure(code, message, rank);
+  };
+  bool alone = false;
   try {
-    return run_ranks(o, *boot, envp);
+    return run_ranks(o, *boot, envp, alone);
   } catch (const QuietExit&) {
     throw;
   } catch (const Error& e) {
+    if (alone && boot->size() > 1) throw on_its_own(e.code(), e.what());
     // Print before MPI_Finalize: a rank that leaves first can make the launcher kill the others.
     // Errors every rank raises alike (usage) are printed once, by rank 0.
     const bool alike = e.code() == ErrorCode::Usage || e.code() == ErrorCode::Unavailable;
     if (!alike || boot->rank() == 0)
       print_error_line(e.what(), boot->rank() && !alike ? boot->rank() : -1);
     throw QuietExit(e.code());
+  } catch (const std::exception& e) {
+    // Not one of railkit's errors: nothing says the other ranks met it too.
+    if (boot->size() > 1) throw on_its_own(ErrorCode::Internal, std::string("internal error: ") + e.what());
+    throw;
   }
 }
 
-int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
+int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp, bool& alone) {
   Bootstrap* boot = &bootstrap;
   const int rank = boot->rank();
   const int nranks = boot->size();
@@ -356,6 +381,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp) {
   const int my_group = group_of(groups, rank * slots);
   const int group_size = static_cast<int>(groups.front().ranks.size());
   const Plan plan = agree_on_plan(o, *boot, res, group_size);
+  alone = true;  // the last agreed check: from here on an error may be this rank's only
   const std::string nccl_log = res.use_nccl && o.observe ? arrange_nccl_log(envp) : std::string();
   ResultsDocument doc;
   doc.run = make_run_info(o, *boot, res.use_nccl, backend_version(res.use_nccl), data_ranks, groups);

@@ -19,6 +19,10 @@ int main(int argc, char** argv, char** envp) {
     return bench::run_bench(cli.options, &argc, &argv, envp);
   } catch (const bench::QuietExit& e) {
     return exit_code(e.code());
+  } catch (const bench::RankFailure& e) {
+    // Other ranks may be waiting for this one in a collective: the line first, then every rank ends.
+    bench::print_error_line(e.what(), e.rank());
+    return bench::abort_every_rank(exit_code(e.code()));
   } catch (const UsageError& e) {
     if (speaker) bench::print_error_line(e.what());
     return exit_code(e.code());

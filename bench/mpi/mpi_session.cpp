@@ -40,7 +40,16 @@ Session::Session(int* argc, char*** argv, bool want_threads) {
 Session::~Session() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (!finalized && finalize_) MPI_Finalize();
+}
+
+void abort_world(int code) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return;
+  MPI_Abort(MPI_COMM_WORLD, code);
+  ::_exit(code);
 }
 
 namespace {

@@ -7,6 +7,7 @@ Each case is one ctest test (label `mpi`): `bench_cases.py --bin DIR --case NAME
 import argparse
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -606,6 +607,39 @@ def one_ranks_problem_ends_every_rank(ctx):
     lines = railkit_lines(se)
     check(rc == 6 and len(lines) == 1 and "-g/--ngpus '3'" in lines[0] and "[rank 0 and 1 other]" in lines[0],
           "rc %d %r" % (rc, lines))
+
+
+@case
+def error_on_one_rank_after_agreement_ends_the_job(ctx):
+    """An error that escapes on one rank after the ranks stopped agreeing (issue 14: rank 0 failing
+    to write the document) once left rank 0 in MPI_Finalize and rank 1 in a barrier forever (no
+    -T). The -J directory vanishes during the run, so only rank 0 fails, at its final write: the
+    error line comes first and every rank is aborted with a non-zero code."""
+    d = ctx.path("gone")
+    os.mkdir(d)
+    cmd = ["mpirun", "-np", "2", ctx.bench, "-b", "8", "-e", "64", "-f", "2", "-n", "4", "-w", "1",
+           "--inject-delay-us", "1:200000", "-J", os.path.join(d, "r.json")]
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
+    seen = ""
+    for line in p.stdout:  # the table is out: the document's directory goes now
+        seen += line
+        if line.startswith("# Collective:"):
+            break
+    shutil.rmtree(d)
+    try:
+        so, se = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        so, se = p.communicate()
+        raise Failure("still running after 60 s: a rank waits for the one that failed: %s" % se[-600:])
+    check(seen.startswith("# railkit-bench"), "no table: %r %s" % (seen[:300], se[-600:]))
+    check(p.returncode == 9, "rc %d (want 9, the failed write's): %s" % (p.returncode, se[-600:]))
+    lines = railkit_lines(se)
+    check(len(lines) == 1 and lines[0].startswith("railkit-bench: error: cannot write ") and "r.json" in lines[0],
+          "want rank 0's one error line: %r" % se[-800:])
+    # (mpirun forwards the line and prints MPI_ABORT's notice on two channels: their order varies)
+    check(time.monotonic() - t0 < 60, "slow")
 
 
 @case
