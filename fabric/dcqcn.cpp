@@ -91,15 +91,65 @@ bool regular(int fd) {
   return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/// Opens `rel` (relative to `root`) without following a symlink anywhere below the root: every
+/// directory is opened with O_NOFOLLOW relative to the previous one, then the file itself. The
+/// paths written are resolved ones, so on a sane tree there is no link on the way; a link planted
+/// after the check cannot redirect the write. Returns the fd, or -1 with `why` set.
+int open_beneath(const fs::path& root, const fs::path& rel, int flags, std::string& why) {
+  std::vector<fs::path> parts;
+  for (const auto& c : rel.relative_path())
+    if (!c.empty() && c != ".") parts.push_back(c);
+  if (parts.empty()) {
+    why = "an empty path";
+    return -1;
+  }
+  int dir = ::open(root.empty() ? "." : root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) {
+    why = fmt::format("cannot open the root: {}", std::strerror(errno));
+    return -1;
+  }
+  auto fail = [&](const fs::path& name, int err) {
+    struct stat st {};
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+      why = fmt::format("{} is a symlink (not followed)", name.string());
+    else
+      why = errno_reason(err);
+    ::close(dir);
+    return -1;
+  };
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (parts[i] == "..") {
+      ::close(dir);
+      why = "'..' in the path";
+      return -1;
+    }
+    const int next = ::openat(dir, parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) return fail(parts[i], errno);
+    ::close(dir);
+    dir = next;
+  }
+  if (parts.back() == "..") {
+    ::close(dir);
+    why = "'..' in the path";
+    return -1;
+  }
+  const int fd = ::openat(dir, parts.back().c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return fail(parts.back(), errno);
+  ::close(dir);
+  return fd;
+}
+
 /// The trimmed content of a small file, or the reason it could not be read.
 struct ReadResult {
   std::optional<std::string> value;
   std::string reason;
 };
 
-ReadResult read_value(const fs::path& abs) {
-  const int fd = ::open(abs.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return {std::nullopt, std::strerror(errno)};
+/// Reads the attribute file `rel` under `root` (no symlink followed, see open_beneath).
+ReadResult read_value(const fs::path& root, const fs::path& rel) {
+  std::string why;
+  const int fd = open_beneath(root, rel, O_RDONLY, why);
+  if (fd < 0) return {std::nullopt, why};
   if (!regular(fd)) {
     ::close(fd);
     return {std::nullopt, "not a regular file"};
@@ -126,10 +176,11 @@ ReadResult read_value(const fs::path& abs) {
 }
 
 /// Writes "value\n" in place with one write() (sysfs takes an attribute in one write and cannot be
-/// renamed over); "" on success, else the reason.
-std::string write_value(const fs::path& abs, const std::string& value) {
-  const int fd = ::open(abs.c_str(), O_WRONLY | O_TRUNC | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return errno_reason(errno);
+/// renamed over), no symlink followed (see open_beneath); "" on success, else the reason.
+std::string write_value(const fs::path& root, const fs::path& rel, const std::string& value) {
+  std::string why;
+  const int fd = open_beneath(root, rel, O_WRONLY | O_TRUNC, why);
+  if (fd < 0) return why;
   if (!regular(fd)) {
     ::close(fd);
     return "not a regular file";
@@ -147,9 +198,9 @@ std::string write_value(const fs::path& abs, const std::string& value) {
 }
 
 /// Writes and reads back; "" on success, else the reason.
-std::string write_verified(const fs::path& abs, const std::string& value) {
-  if (auto why = write_value(abs, value); !why.empty()) return why;
-  const auto back = read_value(abs);
+std::string write_verified(const fs::path& root, const fs::path& rel, const std::string& value) {
+  if (auto why = write_value(root, rel, value); !why.empty()) return why;
+  const auto back = read_value(root, rel);
   if (!back.value) return "cannot read it back: " + back.reason;
   if (!same_value(*back.value, value)) return fmt::format("wrote {} but it reads back {}", value, *back.value);
   return "";
@@ -162,10 +213,79 @@ std::string canonical_value(const std::string& name, const std::string& value) {
   return value;
 }
 
-/// A path relative to the root that stays inside it (no "..", not absolute).
+/// A path relative to the root that stays inside it lexically (no "..", not absolute).
 bool contained(const fs::path& rel) {
   if (rel.empty() || rel.is_absolute()) return false;
   return std::none_of(rel.begin(), rel.end(), [](const fs::path& c) { return c == ".."; });
+}
+
+/// `text` for a one-line message: at most 40 characters.
+std::string shown(std::string_view text) {
+  constexpr std::size_t kShown = 40;
+  return text.size() <= kShown ? std::string(text) : std::string(text.substr(0, kShown)) + "...";
+}
+
+/// Resolves `rel` under `root_abs` one component at a time (lstat), following symlinks as the
+/// kernel would (an absolute target from the real /, a relative one from the link's directory).
+/// Returns the resolved path relative to the root (a missing component ends the resolution, the
+/// rest kept as given), or nullopt with `why` when a link leads out of the root or links loop.
+std::optional<fs::path> resolve_beneath(const fs::path& root_abs, const fs::path& rel, std::string& why) {
+  constexpr int kMaxLinks = 40;
+  const bool live = root_abs == root_abs.root_path();  // "/": nothing can leave it
+  std::vector<fs::path> todo;                          // components still to resolve, the next last
+  for (const auto& c : rel) todo.insert(todo.begin(), c);
+  fs::path done;     // resolved so far, relative to the root, no symlink in it
+  std::string link;  // the last link followed, for the message
+  int links = 0;
+  bool missing = false;
+  while (!todo.empty()) {
+    const fs::path c = todo.back();
+    todo.pop_back();
+    if (c.empty() || c == "." || c == "/") continue;
+    if (c == "..") {
+      if (!done.empty()) {
+        done = done.parent_path();
+      } else if (!live) {
+        why = link.empty() ? "'..' above the root" : fmt::format("symlink {} leaves the root", link);
+        return std::nullopt;
+      }
+      continue;
+    }
+    const fs::path cand = done / c;
+    struct stat st {};
+    if (missing || ::lstat((root_abs / cand).c_str(), &st) != 0) {
+      missing = true;
+      done = cand;
+      continue;
+    }
+    if (!S_ISLNK(st.st_mode)) {
+      done = cand;
+      continue;
+    }
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(root_abs / cand, ec);
+    if (ec || ++links > kMaxLinks) {
+      why = fmt::format("symlink {}: {}", cand.string(), ec ? ec.message() : "too many levels of symlinks");
+      return std::nullopt;
+    }
+    link = fmt::format("{} -> {}", cand.string(), target.string());
+    fs::path next = done;  // where the target's components start
+    if (target.is_absolute()) {
+      const fs::path r = target.lexically_normal().lexically_relative(root_abs);
+      if (r.empty() || *r.begin() == "..") {
+        why = fmt::format("symlink {} leaves the root", link);
+        return std::nullopt;
+      }
+      next.clear();
+      std::vector<fs::path> parts(r.begin(), r.end());
+      for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.push_back(*it);
+    } else {
+      std::vector<fs::path> parts(target.begin(), target.end());
+      for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.push_back(*it);
+    }
+    done = next;
+  }
+  return done;
 }
 
 // ---- state files
@@ -202,6 +322,84 @@ nlohmann::ordered_json state_json(const State& s) {
   return j;
 }
 
+/// Why `value` cannot be saved for, or restored to, entry `name`; "" when it can: a DCQCN tunable
+/// with a value in the range apply validates (the tunables table), or a per-priority enable, 0 or 1.
+std::string saved_value_problem(const std::string& name, const std::string& value) {
+  const Tunable* t = find_tunable(name);
+  if (!is_dcqcn_tunable(t) && !is_enable_name(name))
+    return "not a DCQCN attribute (roce_rp.<attr> or roce_np.<attr> of the tunables table, or "
+           "roce_rp|roce_np.enable.<0..7>)";
+  if (value.empty() || value.find_first_of("\r\n") != std::string::npos || value.size() > kMaxValueBytes)
+    return fmt::format("value '{}' is not a single line", shown(value));
+  if (!t) return value == "0" || value == "1" ? "" : fmt::format("value '{}': an enable is 0 or 1", shown(value));
+  if (auto why = tunable_value_problem(*t, value); !why.empty())
+    return fmt::format("value '{}': {} (the range apply accepts)", shown(value), why);
+  return "";
+}
+
+/// Why entry `e` of a state file cannot be restored to `d` under `root_abs`; "" when it can: its
+/// name and value pass saved_value_problem, and its path, resolved inside the root without a link
+/// leading out of it, is the file of that attribute on `d` (the one apply writes).
+std::string entry_problem(const fs::path& root_abs, const DcqcnDevice& d, const StateEntry& e) {
+  if (auto why = saved_value_problem(e.name, e.old); !why.empty()) return why;
+  if (!contained(e.path)) return fmt::format("path '{}' leaves the root (absolute or '..')", shown(e.path.string()));
+  std::string why;
+  const auto resolved = resolve_beneath(root_abs, e.path, why);
+  if (!resolved) return fmt::format("path '{}': {}", e.path.string(), why);
+  const auto it = d.files.find(e.name);
+  if (it == d.files.end())
+    return fmt::format("{} has no {} file now (under {})", d.netdev, e.name, d.dir.string());
+  if (*resolved != it->second)
+    return fmt::format("path '{}' is not the {} file of {} ({})", e.path.string(), e.name, d.netdev,
+                       it->second.string());
+  return "";
+}
+
+/// Throws UsageError when state `s`, read from `file`, is not the state of netdev `d` under
+/// `root_abs` (another netdev, layout or root: "<file> holds the originals of ...<hint>"), or when an
+/// entry cannot be restored ("<file>: entries[i] (<name>): <why>; ... (and N more)"). One rule for
+/// apply (an existing state file it adds to) and restore.
+void check_state(const fs::path& file, const State& s, const fs::path& root_abs, const DcqcnDevice& d,
+                 std::string_view hint) {
+  if (s.netdev != d.netdev || s.layout != layout_name(d.layout) || s.root != root_abs)
+    throw UsageError(fmt::format("{} holds the originals of {} ({}, root {}), not of {} ({}, root {}){}", file.string(),
+                                 s.netdev, s.layout, s.root.string(), d.netdev, layout_name(d.layout),
+                                 root_abs.string(), hint));
+  std::vector<std::string> problems;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < s.entries.size(); ++i) {
+    const StateEntry& e = s.entries[i];
+    std::string why = names.insert(e.name).second ? entry_problem(root_abs, d, e) : "given twice";
+    if (!why.empty()) problems.push_back(fmt::format("entries[{}] ({}): {}", i, shown(e.name), why));
+  }
+  if (problems.empty()) return;
+  constexpr std::size_t kShown = 3;
+  std::string msg = file.string() + ": ";
+  for (std::size_t i = 0; i < problems.size() && i < kShown; ++i) msg += (i ? "; " : "") + problems[i];
+  if (problems.size() > kShown) msg += fmt::format(" (and {} more)", problems.size() - kShown);
+  throw UsageError(msg);
+}
+
+/// Whether `nd` can be a netdev name (and a state file name): no '/', not "." or "..".
+bool netdev_name_ok(const std::string& nd) {
+  return !nd.empty() && nd.find('/') == std::string::npos && nd != "." && nd != "..";
+}
+
+/// Throws the error of category `code` (its own type, so callers can catch it by type).
+[[noreturn]] void throw_error(ErrorCode code, const std::string& m) {
+  switch (code) {
+    case ErrorCode::Usage: throw UsageError(m);
+    case ErrorCode::Io: throw IoError(m);
+    case ErrorCode::Unavailable: throw UnavailableError(m);
+    default: throw Error(code, m);
+  }
+}
+
+/// `e` again, its message prefixed, with the same type (so the exit code stays).
+[[noreturn]] void rethrow_prefixed(const Error& e, const std::string& prefix) {
+  throw_error(e.code(), prefix + e.what());
+}
+
 State load_state(const fs::path& file) {
   const std::string where = file.string();
   nlohmann::json j;
@@ -226,14 +424,7 @@ State load_state(const fs::path& file) {
   if (!j.contains("entries") || !j["entries"].is_array())
     throw UsageError(fmt::format("{}: not a DCQCN state file: 'entries' missing or not a list", where));
   for (const auto& e : j["entries"]) {
-    StateEntry x{str(e, "name"), str(e, "path"), str(e, "old")};
-    if (!is_dcqcn_tunable(find_tunable(x.name)) && !is_enable_name(x.name))
-      throw UsageError(fmt::format("{}: '{}' is not a DCQCN attribute", where, x.name));
-    if (!contained(x.path))
-      throw UsageError(fmt::format("{}: {}: path '{}' leaves the root", where, x.name, x.path.string()));
-    if (x.old.empty() || x.old.find('\n') != std::string::npos || x.old.size() > kMaxValueBytes)
-      throw UsageError(fmt::format("{}: {}: saved value '{}' is not a single line", where, x.name, x.old));
-    s.entries.push_back(std::move(x));
+    s.entries.push_back({str(e, "name"), str(e, "path"), str(e, "old")});  // each checked by check_state
   }
   return s;
 }
@@ -299,12 +490,7 @@ void save_state(const SysRoot& root, const DcqcnTarget& t, const std::vector<Pla
   std::error_code ec;
   if (fs::exists(t.state_file, ec)) {
     s = load_state(t.state_file);
-    const fs::path want_root = absolute_root(root);
-    if (s.netdev != t.device.netdev || s.layout != layout_name(t.device.layout) || s.root != want_root)
-      throw UsageError(fmt::format("{} holds the originals of {} ({}, root {}), not of {} ({}, root {}); restore it "
-                                   "first or give another --state",
-                                   t.state_file.string(), s.netdev, s.layout, s.root.string(), t.device.netdev,
-                                   layout_name(t.device.layout), want_root.string()));
+    check_state(t.state_file, s, absolute_root(root), t.device, "; restore it first or give another --state");
   } else {
     s.root = absolute_root(root);
     s.netdev = t.device.netdev;
@@ -316,6 +502,9 @@ void save_state(const SysRoot& root, const DcqcnTarget& t, const std::vector<Pla
   bool added = false;
   for (const auto& p : plan) {
     if (p.target != ti || saved.count(p.name)) continue;
+    if (auto why = saved_value_problem(p.name, p.before); !why.empty())  // restore would refuse it
+      throw UsageError(fmt::format("the current {} of {} cannot be saved for restore: {}", p.name,
+                                   t.device.netdev, why));
     s.entries.push_back({p.name, p.file, p.before});
     saved.insert(p.name);
     added = true;
@@ -351,7 +540,7 @@ std::vector<DcqcnDevice> find_dcqcn_devices(const SysRoot& root, const std::vect
     return out;
   }
   for (const auto& nd : netdevs) {
-    if (nd.empty() || nd.find('/') != std::string::npos || nd == "." || nd == "..")
+    if (!netdev_name_ok(nd))
       throw UsageError(fmt::format("--netdev '{}' is not a netdev name", nd));
     if (!rd.exists(fs::path("sys/class/net") / nd))
       throw UsageError(fmt::format("no netdev {} under {}", nd, (root / "sys/class/net").string()));
@@ -371,7 +560,7 @@ std::vector<DcqcnDevice> find_dcqcn_devices(const SysRoot& root, const std::vect
 std::map<std::string, std::string> read_dcqcn(const SysRoot& root, const DcqcnDevice& d) {
   std::map<std::string, std::string> out;
   for (const auto& [name, file] : d.files) {
-    auto r = read_value(root / file);
+    auto r = read_value(root.dir, file);
     if (!r.value) throw IoError(fmt::format("cannot read {} ({}): {}", (root / file).string(), name, r.reason));
     out.emplace(name, std::move(*r.value));
   }
@@ -463,7 +652,7 @@ std::vector<DcqcnChange> apply_dcqcn(const SysRoot& root, const std::vector<Dcqc
     const DcqcnDevice& d = targets[ti].device;
     auto add = [&](const std::string& name, const std::string& value) {
       const fs::path file = d.files.at(name);
-      auto r = read_value(root / file);
+      auto r = read_value(root.dir, file);
       if (!r.value)
         throw IoError(fmt::format("nothing written: cannot read {} ({}): {}", (root / file).string(), name, r.reason));
       plan.push_back({ti, name, file, value, std::move(*r.value)});
@@ -490,7 +679,7 @@ std::vector<DcqcnChange> apply_dcqcn(const SysRoot& root, const std::vector<Dcqc
     const fs::path abs = root / p.file;
     const std::string why = p.name == inject_write_failure
                                 ? std::string(std::strerror(EIO)) + " (injected by --inject-write-failure)"
-                                : write_verified(abs, p.value);
+                                : write_verified(root.dir, p.file, p.value);
     if (why.empty()) {
       done.push_back({targets[p.target].device.netdev, p.name, p.file, p.before, p.value});
       continue;
@@ -499,10 +688,10 @@ std::vector<DcqcnChange> apply_dcqcn(const SysRoot& root, const std::vector<Dcqc
     for (std::size_t k = i + 1; k-- > 0;) {  // the failing entry too: a write may have half happened
       const Planned& q = plan[k];
       if (k == i) {  // the failing entry: write back only when it changed (a failed open changes nothing)
-        const auto now = read_value(root / q.file);
+        const auto now = read_value(root.dir, q.file);
         if (now.value && same_value(*now.value, q.before)) continue;
       }
-      if (auto w = write_verified(root / q.file, q.before); !w.empty())
+      if (auto w = write_verified(root.dir, q.file, q.before); !w.empty())
         lost.push_back(fmt::format("{} ({})", (root / q.file).string(), w));
     }
     std::string msg = fmt::format("cannot write {}={} to {}: {}; ", p.name, p.value, abs.string(), why);
@@ -523,17 +712,24 @@ std::vector<DcqcnChange> apply_dcqcn(const SysRoot& root, const std::string& net
   return apply_dcqcn(root, std::vector<DcqcnTarget>{std::move(t)}, s);
 }
 
-std::optional<DcqcnRestore> restore_dcqcn(const fs::path& state_file) {
+std::optional<DcqcnRestore> restore_dcqcn(const SysRoot& root, const std::string& netdev, const fs::path& state_file) {
   std::error_code ec;
   if (!fs::exists(state_file, ec)) return std::nullopt;
   const State s = load_state(state_file);
-  const SysRoot root{s.root};
+  DcqcnDevice d;
+  try {
+    d = find_dcqcn_devices(root, {netdev}).at(0);
+    check_state(state_file, s, absolute_root(root), d, "");
+  } catch (const Error& e) {
+    rethrow_prefixed(e, "nothing restored: ");
+  }
   DcqcnRestore out{s.netdev, 0};
   std::vector<std::string> failed;
   for (const auto& e : s.entries) {
-    const fs::path abs = root / e.path;
-    if (auto why = write_verified(abs, e.old); !why.empty())
-      failed.push_back(fmt::format("cannot restore {}={} to {}: {}", e.name, e.old, abs.string(), why));
+    const fs::path& file = d.files.at(e.name);  // the entry's path, resolved (check_state)
+    const std::string value = canonical_value(e.name, e.old);
+    if (auto why = write_verified(root.dir, file, value); !why.empty())
+      failed.push_back(fmt::format("cannot restore {}={} to {}: {}", e.name, value, (root / file).string(), why));
     else
       ++out.restored;
   }
@@ -547,6 +743,57 @@ std::optional<DcqcnRestore> restore_dcqcn(const fs::path& state_file) {
     throw IoError(fmt::format("restored {} value(s) of {} but cannot remove {}: {}", out.restored, s.netdev,
                               state_file.string(), ec ? ec.message() : "not removed"));
   return out;
+}
+
+void check_state_flags(const std::string& state, const std::vector<std::string>& netdevs) {
+  std::set<std::string> seen;
+  for (const auto& nd : netdevs) {
+    if (!netdev_name_ok(nd)) throw UsageError(fmt::format("--netdev '{}' is not a netdev name", nd));
+    if (!seen.insert(nd).second) throw UsageError(fmt::format("--netdev {} given twice", nd));
+  }
+  if (!state.empty() && netdevs.size() != 1)
+    throw UsageError(fmt::format("--state {} needs exactly one --netdev, the netdev it keeps the originals of (got {})",
+                                 state, netdevs.size()));
+}
+
+std::vector<DcqcnRestoreOutcome> restore_dcqcn_all(const SysRoot& root, const std::vector<std::string>& netdevs,
+                                                   const fs::path& state) {
+  check_state_flags(state.string(), netdevs);
+  std::vector<DcqcnRestoreOutcome> out;
+  if (!state.empty())
+    out.push_back({netdevs.front(), state, {}, {}, {}});
+  else if (!netdevs.empty())
+    for (const auto& nd : netdevs) out.push_back({nd, default_state_file(root, nd), {}, {}, {}});
+  else
+    for (const auto& f : dcqcn_state_files(root)) out.push_back({f.stem().string(), f, {}, {}, {}});
+  for (auto& o : out) {  // every one is tried, whatever happened to the others
+    try {
+      o.restored = restore_dcqcn(root, o.netdev, o.state_file);
+    } catch (const Error& e) {
+      o.error_code = e.code();
+      o.error = e.what();
+    } catch (const std::exception& e) {
+      o.error_code = ErrorCode::Internal;
+      o.error = e.what();
+    }
+  }
+  return out;
+}
+
+void check_restored(const std::vector<DcqcnRestoreOutcome>& outcomes) {
+  std::vector<const DcqcnRestoreOutcome*> failed;
+  for (const auto& o : outcomes)
+    if (o.error_code) failed.push_back(&o);
+  if (failed.empty()) return;
+  ErrorCode code = *failed.front()->error_code;
+  for (const auto* f : failed)
+    if (*f->error_code != code) code = ErrorCode::Io;
+  if (outcomes.size() == 1) throw_error(code, failed.front()->error);
+  std::string msg =
+      fmt::format("{} of {} netdevs not restored (their state files kept): ", failed.size(), outcomes.size());
+  for (std::size_t i = 0; i < failed.size(); ++i)
+    msg += fmt::format("{}{}: {}", i ? "; " : "", failed[i]->netdev, failed[i]->error);
+  throw_error(code, msg);
 }
 
 // ---- show

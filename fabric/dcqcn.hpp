@@ -13,6 +13,8 @@
 // written; the previous values are saved to a state file before the first write (an existing
 // state file is kept, so it always holds the values from before the first apply); each write is
 // read back; when one fails, everything this call wrote is written back and IoError is thrown.
+// restore trusts nothing in a state file: its netdev, layout and root, and each entry's name, value
+// and path are checked against the device before anything of it is written (restore_dcqcn).
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -22,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "core/sysinfo.hpp"
 
 namespace railkit::fabric {
@@ -125,11 +128,45 @@ struct DcqcnRestore {
   std::size_t restored = 0;  ///< entries written back and verified
 };
 
-/// Writes back every value saved in `state_file`, verifies each, then removes the file. Returns
-/// nullopt when the file does not exist (nothing to restore). Throws UsageError for a state file
-/// that is not one, IoError naming the first file that could not be restored (every entry is
-/// tried; the state file stays).
-std::optional<DcqcnRestore> restore_dcqcn(const std::filesystem::path& state_file);
+/// Writes back every value saved in `state_file`, the originals of `netdev` under `root`, verifies
+/// each, then removes the file. Returns nullopt when the file does not exist (nothing to restore).
+/// Before anything is written the file is checked as a whole (UsageError "nothing restored: ..."
+/// naming the file, and each bad entry with why): a state file of railkit.dcqcn-state/1, of
+/// `netdev`, its layout and `root` (the mismatches apply refuses too); every entry a DCQCN attribute
+/// of the tunables table or a per-priority enable, its value in the range apply validates (enables
+/// 0 or 1), its path resolving inside the root without a symlink leading out of it to the very file
+/// of that attribute on `netdev`. Writes follow no symlink. A netdev that is gone throws as
+/// find_dcqcn_devices does. IoError naming the first file that could not be restored (every entry
+/// is tried; the state file stays).
+std::optional<DcqcnRestore> restore_dcqcn(const SysRoot& root, const std::string& netdev,
+                                          const std::filesystem::path& state_file);
+
+/// The --state/--netdev rule of both `apply` and `restore`: every --netdev a netdev name, none given
+/// twice; --state FILE with exactly one --netdev (a state file holds the originals of one netdev).
+/// Throws UsageError naming the flag.
+void check_state_flags(const std::string& state, const std::vector<std::string>& netdevs);
+
+/// What restore_dcqcn_all did with one state file.
+struct DcqcnRestoreOutcome {
+  std::string netdev;
+  std::filesystem::path state_file;
+  std::optional<DcqcnRestore> restored;  ///< nullopt: no state file (nothing to restore) or it failed
+  std::optional<ErrorCode> error_code;   ///< set when it failed; the state file stays
+  std::string error;                     ///< one line: why it failed
+};
+
+/// `railkit dcqcn restore`: check_state_flags, then restore_dcqcn for `state` (of the one netdev),
+/// else the default state file of each of `netdevs`, else every file of dcqcn_state_files (the
+/// netdev named by the file name). Every one is tried whatever happens to the others; a failure is
+/// recorded in its outcome, never thrown.
+std::vector<DcqcnRestoreOutcome> restore_dcqcn_all(const SysRoot& root, const std::vector<std::string>& netdevs,
+                                                   const std::filesystem::path& state);
+
+/// Throws when any of `outcomes` failed: the one error as it was when a single state file was
+/// tried, else "N of M netdevs not restored (their state files kept): <netdev>: <why>; ...". The
+/// error's category is the failures' own when they all share it (6 a refused state file, 9 a write
+/// that failed, 5 a netdev without DCQCN attributes), else Io (9).
+void check_restored(const std::vector<DcqcnRestoreOutcome>& outcomes);
 
 /// The state files under <root>/run/railkit/dcqcn/, sorted; empty when none.
 std::vector<std::filesystem::path> dcqcn_state_files(const SysRoot& root);

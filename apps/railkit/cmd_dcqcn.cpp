@@ -1,4 +1,4 @@
-// `railkit dcqcn show|apply|restore`: parses the flags into DcqcnCli and calls tuner/dcqcn.hpp.
+// `railkit dcqcn show|apply|restore`: parses the flags into DcqcnCli and calls fabric/dcqcn.hpp.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -60,9 +60,8 @@ fabric::DcqcnSettings parse_settings(const DcqcnCli& o) {
 
 int run_apply(const DcqcnCli& o) {
   const SysRoot root{o.root};
+  fabric::check_state_flags(o.state, o.netdevs);  // the same rule as restore
   const fabric::DcqcnSettings s = parse_settings(o);
-  if (!o.state.empty() && o.netdevs.size() != 1)
-    throw UsageError("--state FILE needs exactly one --netdev (each netdev keeps its own originals)");
   const auto devs = fabric::find_dcqcn_devices(root, o.netdevs);
   if (devs.empty())
     throw UnavailableError(fmt::format("no netdev with DCQCN attributes under {}; nothing to apply to", o.root));
@@ -94,27 +93,21 @@ int run_apply(const DcqcnCli& o) {
 
 int run_restore(const DcqcnCli& o) {
   const SysRoot root{o.root};
-  std::vector<fs::path> files;
-  if (!o.state.empty()) {
-    if (!o.netdevs.empty()) throw UsageError("give --state FILE or --netdev, not both");
-    files.push_back(o.state);
-  } else if (!o.netdevs.empty()) {
-    for (const auto& nd : o.netdevs) files.push_back(fabric::default_state_file(root, nd));
-  } else {
-    files = fabric::dcqcn_state_files(root);
-    if (files.empty()) {
-      std::cout << fmt::format("nothing to restore: no state file in {}\n",
-                               (root / "run/railkit/dcqcn").string());
-      return 0;
-    }
+  const auto outcomes = fabric::restore_dcqcn_all(root, o.netdevs, o.state);  // tries every one
+  if (outcomes.empty()) {
+    std::cout << fmt::format("nothing to restore: no state file in {}\n", (root / "run/railkit/dcqcn").string());
+    return 0;
   }
-  for (const auto& f : files) {
-    const auto r = fabric::restore_dcqcn(f);
-    if (!r)
-      std::cout << fmt::format("nothing to restore: {} does not exist\n", f.string());
+  for (const auto& r : outcomes) {
+    if (r.error_code)
+      std::cout << fmt::format("{}: NOT restored; originals kept in {}\n", r.netdev, r.state_file.string());
+    else if (!r.restored)
+      std::cout << fmt::format("nothing to restore: {} does not exist\n", r.state_file.string());
     else
-      std::cout << fmt::format("{}: restored {} value(s) from {}\n", r->netdev, r->restored, f.string());
+      std::cout << fmt::format("{}: restored {} value(s) from {}\n", r.restored->netdev, r.restored->restored,
+                               r.state_file.string());
   }
+  fabric::check_restored(outcomes);  // one line naming every netdev that failed
   return 0;
 }
 
@@ -136,7 +129,8 @@ std::function<int()> setup_dcqcn(CLI::App& app) {
                     "enable DCQCN (roce_rp and roce_np enable/<P>) on priority P; repeatable; MLNX_OFED sysfs only")
       ->check(CLI::Range(0, 7));
   apply->add_option("--state", o->state,
-                    "state file of the originals (default: <root>/run/railkit/dcqcn/<netdev>.json); kept when it exists");
+                    "state file of the originals of the one --netdev (default: "
+                    "<root>/run/railkit/dcqcn/<netdev>.json); kept when it exists");
   apply->add_flag("--dry-run", o->dry_run, "validate and print what would change; write nothing");
   apply->add_option("--inject-write-failure", o->inject_write_failure,
                     "fire drill: the write of NAME fails, to see the rollback");
@@ -144,7 +138,15 @@ std::function<int()> setup_dcqcn(CLI::App& app) {
   CLI::App* restore = app.add_subcommand(
       "restore", "write back the values saved by apply, verify them and remove the state file");
   add_common(*restore, *o);
-  restore->add_option("--state", o->state, "state file (default: every one in <root>/run/railkit/dcqcn/)");
+  restore->add_option("--state", o->state,
+                      "state file of the one --netdev (default: <root>/run/railkit/dcqcn/<netdev>.json, or every "
+                      "one there without --netdev)");
+  restore->footer(
+      "Every state file is checked before anything is written (its netdev, layout and root; each entry a DCQCN "
+      "attribute with a value in its range and the path of that attribute's file inside the root) and every one is "
+      "tried. Exit 0 all restored or nothing to restore; when any failed (its state file kept), the failures' code "
+      "when they agree: 6 a refused state file or flags, 9 a write that failed, 5 a netdev without DCQCN "
+      "attributes; 9 when they differ.");
 
   return [o, show, apply, restore]() -> int {
     if (show->parsed()) return run_show(*o);

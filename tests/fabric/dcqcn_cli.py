@@ -61,6 +61,113 @@ class Case:
         shutil.rmtree(self.root)
 
 
+def state_of(c, netdev):
+    return os.path.join(c.root, "run/railkit/dcqcn", netdev + ".json")
+
+
+def tamper(path, change):
+    with open(path) as f:
+        st = json.load(f)
+    change(st)
+    with open(path, "w") as f:
+        json.dump(st, f)
+
+
+def state_flags_case(c):
+    """apply and restore take the same --state/--netdev combinations and refuse the same mismatches."""
+    r = c.root
+    orig = c.snapshot()
+    sf = os.path.join(r, "eth0-state.json")
+    for verb, extra in (("apply", ["--set", "roce_rp.rpg_gd=9"]), ("restore", [])):
+        c.run(verb, "--root", r, "--state", sf, *extra, rc=6, what="%s --state without --netdev" % verb)
+        c.run(verb, "--root", r, "--state", sf, "--netdev", "eth0", "--netdev", "eth2", *extra, rc=6,
+              what="%s --state with two --netdev" % verb)
+        c.run(verb, "--root", r, "--netdev", "eth0", "--netdev", "eth0", *extra, rc=6,
+              what="%s --netdev twice" % verb)
+        c.run(verb, "--root", r, "--netdev", "../../etc/x", *extra, rc=6, what="%s --netdev not a name" % verb)
+    check(c.snapshot() == orig, "refused flags wrote nothing")
+    c.run("apply", "--root", r, "--netdev", "eth0", "--state", sf, "--set", "roce_rp.rpg_gd=9", what="apply --state")
+    # another netdev's state file: apply and restore refuse it alike
+    for verb, extra in (("apply", ["--set", "roce_rp.rpg_gd=9"]), ("restore", [])):
+        p = c.run(verb, "--root", r, "--netdev", "eth2", "--state", sf, *extra, rc=6,
+                  what="%s with eth0's --state for eth2" % verb)
+        check("holds the originals of eth0" in p.stderr, "%s names the owner: %s" % (verb, p.stderr))
+    check(c.read(CC + "/rp_gd") == "11", "eth2 untouched")
+    p = c.run("restore", "--root", r, "--netdev", "eth0", "--state", sf, what="restore --netdev --state as applied")
+    check("eth0: restored 1 value(s)" in p.stdout, p.stdout)
+    check(c.snapshot() == orig and not os.path.exists(sf), "restored eth0 from --state and removed it")
+
+
+def tampered_state_case(c):
+    """restore writes nothing from a state file with an entry outside the DCQCN table, its range or its file."""
+    r = c.root
+    c.run("apply", "--root", r, "--netdev", "eth0", "--set", "roce_rp.rpg_time_reset=100", "--set",
+          "roce_rp.rpg_ai_rate=20", what="apply before tampering")
+    os.makedirs(os.path.join(r, "etc"))
+    with open(os.path.join(r, "etc/passwd"), "w") as f:
+        f.write("root:x:0:0::/root:/bin/sh\n")
+    mtu = "sys/devices/pci0000:00/0000:17:00.0/net/eth0/mtu"
+    sf = state_of(c, "eth0")
+
+    def bad(st):
+        st["entries"][0]["path"] = "etc/passwd"
+        st["entries"][1]["old"] = "999999999"
+        st["entries"].append({"name": "roce_rp.rpg_threshold", "path": mtu, "old": "1"})
+    tamper(sf, bad)
+    before = c.snapshot()
+    p = c.run("restore", "--root", r, rc=6, what="tampered state")
+    for needle in (sf + ": entries[0] (roce_rp.rpg_ai_rate): path 'etc/passwd' is not the roce_rp.rpg_ai_rate file",
+                   "entries[1] (roce_rp.rpg_time_reset): value '999999999': above the maximum",
+                   "entries[2] (roce_rp.rpg_threshold): path '%s' is not" % mtu):
+        check(needle in p.stderr, "names %r: %s" % (needle, p.stderr))
+    check(c.snapshot() == before and c.read("etc/passwd").startswith("root:x") and c.read(mtu) == "9000",
+          "nothing written from a tampered state")
+    check(os.path.exists(sf), "tampered state kept")
+
+    # a symlink inside the root leading out of it is not followed
+    outside = tempfile.mkdtemp(prefix="railkit-dcqcn-outside-")
+    try:
+        with open(os.path.join(outside, "rpg_ai_rate"), "w") as f:
+            f.write("77\n")
+        attr = os.path.join(r, ETH0, "roce_rp/rpg_ai_rate")
+        os.remove(attr)
+        os.symlink(os.path.join(outside, "rpg_ai_rate"), attr)
+        tamper(sf, lambda st: st["entries"].pop())
+        tamper(sf, lambda st: st["entries"][0].update(path=os.path.join(ETH0, "roce_rp/rpg_ai_rate")))
+        tamper(sf, lambda st: st["entries"][1].update(old="300"))
+        p = c.run("restore", "--root", r, "--netdev", "eth0", rc=6, what="symlink out of the root")
+        check("leaves the root" in p.stderr, p.stderr)
+        with open(os.path.join(outside, "rpg_ai_rate")) as f:
+            check(f.read() == "77\n", "the file outside the root is untouched")
+        check(c.read(ETH0 + "/roce_rp/rpg_time_reset") == "100", "nothing written from it")
+    finally:
+        shutil.rmtree(outside)
+
+
+def every_netdev_case(c):
+    """restore without --netdev tries every state file, reports each failure, keeps their state files."""
+    r = c.root
+    orig = c.snapshot()
+    c.run("apply", "--root", r, "--set", "roce_rp.rpg_time_reset=100", "--set", "roce_rp.rpg_ai_rate=20",
+          what="apply to every netdev")
+    tamper(state_of(c, "eth0"), lambda st: st["entries"][1].update(old="999999999"))  # refused: exit 6
+    eth1_ai = "sys/devices/pci0000:00/0000:17:00.1/net/eth1/ecn/roce_rp/params/rpg_ai_rate"
+    os.remove(os.path.join(r, eth1_ai))
+    os.mkdir(os.path.join(r, eth1_ai))  # cannot be written: exit 9
+    p = c.run("restore", "--root", r, rc=9, what="two of three fail")
+    check("eth0: NOT restored" in p.stdout and "eth1: NOT restored" in p.stdout and "eth2: restored 2" in p.stdout,
+          "each netdev reported:\n" + p.stdout)
+    check("2 of 3 netdevs not restored" in p.stderr and "eth0: nothing restored" in p.stderr
+          and "eth1: cannot restore roce_rp.rpg_ai_rate=5" in p.stderr, p.stderr)
+    check(os.path.exists(state_of(c, "eth0")) and os.path.exists(state_of(c, "eth1")), "failed states kept")
+    check(not os.path.exists(state_of(c, "eth2")), "eth2's state removed")
+    now = c.snapshot()
+    check(all(now[k] == v for k, v in orig.items() if "0000:31:00.0" in k), "eth2 restored after the failures")
+    check(c.read(ETH0 + "/roce_rp/rpg_time_reset") == "100", "eth0 refused as a whole")
+    check(c.read("sys/devices/pci0000:00/0000:17:00.1/net/eth1/ecn/roce_rp/params/rpg_time_reset") == "300",
+          "eth1's other value restored")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--railkit", required=True)
@@ -127,14 +234,21 @@ def main():
         check(not os.listdir(os.path.join(r, "run/railkit/dcqcn")), "state files removed")
         p = c.run("restore", "--root", r, what="nothing to restore")
         check("nothing to restore" in p.stdout, p.stdout)
-        p = c.run("restore", "--root", r, "--state", os.path.join(r, "none.json"), what="missing --state")
+        p = c.run("restore", "--root", r, "--netdev", "eth0", "--state", os.path.join(r, "none.json"),
+                  what="missing --state")
         check("nothing to restore" in p.stdout, p.stdout)
         bad = os.path.join(r, "bad.json")
         with open(bad, "w") as f:
             f.write("{")
-        c.run("restore", "--root", r, "--state", bad, rc=6, what="garbled state")
+        c.run("restore", "--root", r, "--netdev", "eth0", "--state", bad, rc=6, what="garbled state")
     finally:
         c.close()
+    for case in (state_flags_case, tampered_state_case, every_netdev_case):
+        c = Case(a.railkit)
+        try:
+            case(c)
+        finally:
+            c.close()
     if failures:
         print("%d check(s) failed" % len(failures))
         return 1

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -197,7 +198,7 @@ TEST_F(Dcqcn, ApplyWritesAndSavesOriginals) {
   EXPECT_EQ(st["entries"][3]["name"], "roce_rp.enable.3");
   EXPECT_EQ(st["entries"][3]["old"], "0");
 
-  const auto r = restore_dcqcn(state("eth0"));
+  const auto r = restore_dcqcn(root, "eth0", state("eth0"));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->restored, 5u);
   EXPECT_EQ(slurp(eth0_rp / "rpg_time_reset"), "300");
@@ -205,7 +206,7 @@ TEST_F(Dcqcn, ApplyWritesAndSavesOriginals) {
   EXPECT_EQ(slurp(eth0_rp / "enable/3"), "0");
   EXPECT_EQ(slurp(eth0_rp / "../roce_np/enable/3"), "0");
   EXPECT_FALSE(fs::exists(state("eth0")));
-  EXPECT_FALSE(restore_dcqcn(state("eth0")));  // nothing to restore
+  EXPECT_FALSE(restore_dcqcn(root, "eth0", state("eth0")));  // nothing to restore
 }
 
 TEST_F(Dcqcn, ApplyAndRestoreDebugfs) {
@@ -219,7 +220,7 @@ TEST_F(Dcqcn, ApplyAndRestoreDebugfs) {
   EXPECT_EQ(slurp(cc / "rp_clamp_tgt_rate_ati"), "0");
   EXPECT_EQ(read_dcqcn(root, device("eth2")).at("roce_np.cnp_802p_prio"), "5");
   EXPECT_FALSE(fs::exists(state("eth2")));
-  ASSERT_TRUE(restore_dcqcn(sf));
+  ASSERT_TRUE(restore_dcqcn(root, "eth2", sf));
   EXPECT_EQ(slurp(cc / "rp_time_reset"), "200");
   EXPECT_EQ(slurp(cc / "np_cnp_prio"), "6");
   EXPECT_EQ(slurp(cc / "rp_clamp_tgt_rate_ati"), "1");
@@ -279,7 +280,7 @@ TEST_F(Dcqcn, RepeatedApplyKeepsTheOriginals) {
   EXPECT_EQ(st["entries"][0]["old"], "300");  // not 100
   EXPECT_EQ(st["entries"][1]["name"], "roce_rp.rpg_ai_rate");
   EXPECT_EQ(st["entries"][1]["old"], "5");
-  ASSERT_TRUE(restore_dcqcn(state("eth0")));
+  ASSERT_TRUE(restore_dcqcn(root, "eth0", state("eth0")));
   EXPECT_EQ(slurp(eth0_rp / "rpg_time_reset"), "300");
   EXPECT_EQ(slurp(eth0_rp / "rpg_ai_rate"), "5");
 }
@@ -292,9 +293,9 @@ TEST_F(Dcqcn, StateOfAnotherNetdevIsRefused) {
   write_file_atomic(dir / "bad.json", "{\"schema\": \"railkit.dcqcn-state/1\", \"root\": \"/\", \"netdev\": \"x\", "
                                       "\"layout\": \"debugfs\", \"entries\": [{\"name\": \"roce_rp.rpg_gd\", "
                                       "\"path\": \"../../etc/passwd\", \"old\": \"1\"}]}");
-  EXPECT_THROW(restore_dcqcn(dir / "bad.json"), UsageError);
+  EXPECT_THROW(restore_dcqcn(root, "x", dir / "bad.json"), UsageError);
   write_file_atomic(dir / "garbled.json", "{");
-  EXPECT_THROW(restore_dcqcn(dir / "garbled.json"), UsageError);
+  EXPECT_THROW(restore_dcqcn(root, "eth0", dir / "garbled.json"), UsageError);
 }
 
 TEST_F(Dcqcn, InjectedFailureHalfWayRestoresEverything) {
@@ -317,8 +318,8 @@ TEST_F(Dcqcn, InjectedFailureHalfWayRestoresEverything) {
   EXPECT_EQ(read_dcqcn(root, device("eth0")), before0);
   EXPECT_EQ(read_dcqcn(root, device("eth2")), before2);
   EXPECT_TRUE(fs::exists(state("eth0")));  // the originals stay for restore
-  ASSERT_TRUE(restore_dcqcn(state("eth0")));
-  ASSERT_TRUE(restore_dcqcn(state("eth2")));
+  ASSERT_TRUE(restore_dcqcn(root, "eth0", state("eth0")));
+  ASSERT_TRUE(restore_dcqcn(root, "eth2", state("eth2")));
   EXPECT_EQ(read_dcqcn(root, device("eth0")), before0);
 }
 
@@ -353,7 +354,7 @@ TEST_F(Dcqcn, RealWriteFailureHalfWayRestoresEverything) {
                            {"old", "12"}});
   write_file_atomic(sf, st.dump());
   try {
-    restore_dcqcn(sf);
+    restore_dcqcn(root, "eth2", sf);
     FAIL() << "restored";
   } catch (const IoError& e) {
     const std::string m = e.what();
@@ -362,6 +363,208 @@ TEST_F(Dcqcn, RealWriteFailureHalfWayRestoresEverything) {
   }
   EXPECT_TRUE(fs::exists(sf));
   EXPECT_EQ(slurp(cc / "rp_ai_rate"), "5");  // the others were restored all the same
+}
+
+// ---- restore trusts nothing in a state file (issue 14)
+
+/// eth0 applied (rpg_time_reset 300 -> 100, rpg_ai_rate 5 -> 20), its state file returned with
+/// `tamper` applied to the JSON.
+class DcqcnTampered : public Dcqcn {
+ protected:
+  fs::path applied(const std::function<void(nlohmann::json&)>& tamper) {
+    const fs::path sf = state("eth0");
+    apply_dcqcn(root, "eth0", {{{"roce_rp.rpg_time_reset", "100"}, {"roce_rp.rpg_ai_rate", "20"}}, {}});
+    auto st = nlohmann::json::parse(read_file(sf));
+    tamper(st);
+    write_file_atomic(sf, st.dump());
+    return sf;
+  }
+  /// restore_dcqcn refuses `sf` with UsageError whose one line holds `needles`; nothing written,
+  /// the state file kept.
+  void refused(const fs::path& sf, const std::vector<std::string>& needles) {
+    const auto before = read_dcqcn(root, device("eth0"));
+    try {
+      restore_dcqcn(root, "eth0", sf);
+      ADD_FAILURE() << "restored " << read_file(sf);
+    } catch (const UsageError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("nothing restored: " + sf.string() + ": "), std::string::npos) << m;
+      for (const auto& n : needles) EXPECT_NE(m.find(n), std::string::npos) << "no '" << n << "' in: " << m;
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    }
+    EXPECT_EQ(read_dcqcn(root, device("eth0")), before);  // not even the good entries
+    EXPECT_TRUE(fs::exists(sf));
+  }
+};
+
+TEST_F(DcqcnTampered, APathThatIsNotTheAttributesFileIsRefused) {
+  // etc/passwd inside the root, and eth0's mtu, named as DCQCN attributes: values in range, paths
+  // inside the root, but not the files of those attributes.
+  fs::create_directories(dir / "etc");
+  write_file_atomic(dir / "etc/passwd", "root:x:0:0::/root:/bin/sh\n");
+  const std::string mtu = "sys/devices/pci0000:00/0000:17:00.0/net/eth0/mtu";
+  const fs::path sf = applied([&](nlohmann::json& st) {
+    st["entries"][0]["path"] = "etc/passwd";
+    st["entries"].push_back({{"name", "roce_rp.rpg_threshold"}, {"path", mtu}, {"old", "1"}});
+  });
+  refused(sf, {"entries[0] (roce_rp.rpg_ai_rate): path 'etc/passwd' is not the roce_rp.rpg_ai_rate file of eth0",
+               "entries[2] (roce_rp.rpg_threshold): path '" + mtu + "' is not the roce_rp.rpg_threshold file"});
+  EXPECT_EQ(slurp(dir / "etc/passwd"), "root:x:0:0::/root:/bin/sh");
+  EXPECT_EQ(slurp(dir / mtu), "9000");
+  // ".." and absolute paths too.
+  auto st = nlohmann::json::parse(read_file(sf));
+  st["entries"][0]["path"] = "sys/../etc/passwd";
+  st["entries"][1]["path"] = (dir / mtu).string();
+  write_file_atomic(sf, st.dump());
+  refused(sf, {"path 'sys/../etc/passwd' leaves the root", "entries[1] (roce_rp.rpg_time_reset): path '"});
+  EXPECT_EQ(slurp(dir / mtu), "9000");
+}
+
+TEST_F(DcqcnTampered, AValueOutsideTheRangeApplyValidatesIsRefused) {
+  const fs::path sf = applied([](nlohmann::json& st) {
+    st["entries"][1]["old"] = "999999999";  // roce_rp.rpg_time_reset: 1..131071
+    st["entries"].push_back({{"name", "roce_rp.enable.3"}, {"path", "x"}, {"old", "2"}});
+    st["entries"].push_back({{"name", "roce_rp.mtu"}, {"path", "x"}, {"old", "1"}});
+  });
+  refused(sf, {"entries[1] (roce_rp.rpg_time_reset): value '999999999': above the maximum 131071",
+               "entries[2] (roce_rp.enable.3): value '2': an enable is 0 or 1",
+               "entries[3] (roce_rp.mtu): not a DCQCN attribute"});
+  EXPECT_EQ(slurp(eth0_rp / "rpg_time_reset"), "100");
+}
+
+TEST_F(DcqcnTampered, ASymlinkOutOfTheRootIsNotFollowed) {
+  railkit::test::TempDir outside{"railkit-dcqcn-outside"};
+  write_file_atomic(outside.path / "rpg_ai_rate", "77\n");
+  const fs::path sf = applied([](nlohmann::json&) {});
+  // The attribute file itself becomes an absolute link out of the root.
+  fs::remove(eth0_rp / "rpg_ai_rate");
+  fs::create_symlink(outside.path / "rpg_ai_rate", eth0_rp / "rpg_ai_rate");
+  refused(sf, {"entries[0] (roce_rp.rpg_ai_rate): path 'sys/devices/pci0000:00/0000:17:00.0/net/eth0/ecn/roce_rp/"
+               "rpg_ai_rate': symlink ",
+               " -> " + (outside.path / "rpg_ai_rate").string() + " leaves the root"});
+  EXPECT_EQ(slurp(outside.path / "rpg_ai_rate"), "77");
+  // A directory on the way becomes a relative link climbing out of the root.
+  fs::remove(eth0_rp / "rpg_ai_rate");
+  write_file_atomic(eth0_rp / "rpg_ai_rate", "20\n");
+  fs::rename(eth0_rp, outside.path / "roce_rp");
+  fs::create_symlink(fs::relative(outside.path / "roce_rp", eth0_rp.parent_path()), eth0_rp);
+  refused(sf, {"entries[0] (roce_rp.rpg_ai_rate): path '", "/ecn/roce_rp -> ../", " leaves the root"});
+  EXPECT_EQ(slurp(outside.path / "roce_rp/rpg_ai_rate"), "20");
+  EXPECT_EQ(slurp(outside.path / "roce_rp/rpg_time_reset"), "100");
+}
+
+TEST_F(Dcqcn, ReadsAndWritesFollowNoSymlink) {
+  // A link planted after the netdev was detected is not followed (here apply's read of the original).
+  railkit::test::TempDir outside{"railkit-dcqcn-outside"};
+  write_file_atomic(outside.path / "rpg_gd", "3\n");
+  const auto d = device("eth0");
+  fs::remove(eth0_rp / "rpg_gd");
+  fs::create_symlink(outside.path / "rpg_gd", eth0_rp / "rpg_gd");
+  DcqcnTarget t{d, state("eth0")};  // detected before the link was planted
+  try {
+    apply_dcqcn(root, {t}, {{{"roce_rp.rpg_gd", "9"}}, {}});
+    ADD_FAILURE() << "applied through a symlink";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("rpg_gd is a symlink (not followed"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(slurp(outside.path / "rpg_gd"), "3");
+}
+
+TEST_F(Dcqcn, RestoreTriesEveryNetdevAndKeepsTheStatesOfThoseThatFailed) {
+  const auto before2 = read_dcqcn(root, device("eth2"));
+  apply_dcqcn(root, "eth0", {{{"roce_rp.rpg_time_reset", "100"}}, {}});
+  apply_dcqcn(root, "eth1", {{{"roce_rp.rpg_time_reset", "100"}, {"roce_rp.rpg_ai_rate", "20"}}, {}});
+  apply_dcqcn(root, "eth2", {{{"roce_rp.rpg_time_reset", "100"}}, {}});
+  // eth0: a refused state file; eth1: one attribute cannot be written (now a directory).
+  auto st = nlohmann::json::parse(read_file(state("eth0")));
+  st["entries"][0]["old"] = "999999999";
+  write_file_atomic(state("eth0"), st.dump());
+  const fs::path eth1_rp = dir / "sys/devices/pci0000:00/0000:17:00.1/net/eth1/ecn/roce_rp/params";
+  fs::remove(eth1_rp / "rpg_ai_rate");
+  fs::create_directory(eth1_rp / "rpg_ai_rate");
+
+  const auto out = restore_dcqcn_all(root, {}, {});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].netdev, "eth0");
+  EXPECT_EQ(out[0].error_code, ErrorCode::Usage);
+  EXPECT_NE(out[0].error.find("above the maximum"), std::string::npos) << out[0].error;
+  EXPECT_EQ(out[1].netdev, "eth1");
+  EXPECT_EQ(out[1].error_code, ErrorCode::Io);
+  EXPECT_NE(out[1].error.find("cannot restore roce_rp.rpg_ai_rate=5"), std::string::npos) << out[1].error;
+  EXPECT_EQ(out[2].netdev, "eth2");
+  EXPECT_FALSE(out[2].error_code) << out[2].error;
+  ASSERT_TRUE(out[2].restored);
+  EXPECT_EQ(out[2].restored->restored, 1u);
+
+  EXPECT_EQ(slurp(eth0_rp / "rpg_time_reset"), "100");  // refused as a whole: nothing written
+  EXPECT_EQ(slurp(eth1_rp / "rpg_time_reset"), "300");  // the others of eth1 restored all the same
+  EXPECT_EQ(read_dcqcn(root, device("eth2")), before2);  // restored after the two failures
+  EXPECT_TRUE(fs::exists(state("eth0")));
+  EXPECT_TRUE(fs::exists(state("eth1")));
+  EXPECT_FALSE(fs::exists(state("eth2")));
+
+  try {
+    check_restored(out);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Io);  // mixed: 6 and 9
+    const std::string m = e.what();
+    EXPECT_NE(m.find("2 of 3 netdevs not restored (their state files kept): eth0: "), std::string::npos) << m;
+    EXPECT_NE(m.find("; eth1: cannot restore"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos);
+  }
+  EXPECT_THROW(check_restored({out[0], out[2]}), UsageError);  // all failures refused state files: 6
+  EXPECT_NO_THROW(check_restored({out[2]}));
+}
+
+TEST_F(Dcqcn, ApplyAndRestoreShareTheStateFlagRule) {
+  EXPECT_NO_THROW(check_state_flags("", {}));
+  EXPECT_NO_THROW(check_state_flags("", {"eth0", "eth2"}));
+  EXPECT_NO_THROW(check_state_flags("s.json", {"eth0"}));
+  EXPECT_THROW(check_state_flags("s.json", {}), UsageError);
+  EXPECT_THROW(check_state_flags("s.json", {"eth0", "eth2"}), UsageError);
+  EXPECT_THROW(check_state_flags("", {"eth0", "eth0"}), UsageError);
+  EXPECT_THROW(check_state_flags("", {"../../etc/x"}), UsageError);
+  EXPECT_THROW(restore_dcqcn_all(root, {"../../etc/x"}, {}), UsageError);  // not <root>/etc/x.json
+  EXPECT_THROW(restore_dcqcn_all(root, {}, dir / "s.json"), UsageError);
+
+  // apply --netdev eth0 --state F, then restore --netdev eth0 --state F.
+  const fs::path sf = dir / "s.json";
+  apply_dcqcn(root, "eth0", {{{"roce_rp.rpg_gd", "9"}}, {}}, sf);
+  // The mismatches apply refuses, restore refuses too: another netdev, another root.
+  EXPECT_THROW(apply_dcqcn(root, "eth1", {{{"roce_rp.rpg_gd", "9"}}, {}}, sf), UsageError);
+  try {
+    restore_dcqcn(root, "eth1", sf);
+    ADD_FAILURE() << "restored eth0's state to eth1";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds the originals of eth0 (mlnx-sysfs"), std::string::npos) << e.what();
+  }
+  railkit::test::TempDir other{"railkit-dcqcn-other"};
+  ASSERT_EQ(std::system((std::string("python3 ") + kGen + " " + other.path.string()).c_str()), 0);
+  EXPECT_THROW(apply_dcqcn(SysRoot{other.path}, "eth0", {{{"roce_rp.rpg_gd", "9"}}, {}}, sf), UsageError);
+  EXPECT_THROW(restore_dcqcn(SysRoot{other.path}, "eth0", sf), UsageError);
+  EXPECT_EQ(slurp(other.path / "sys/devices/pci0000:00/0000:17:00.0/net/eth0/ecn/roce_rp/rpg_gd"), "11");
+  EXPECT_EQ(slurp(eth0_rp / "rpg_gd"), "9");
+
+  const auto out = restore_dcqcn_all(root, {"eth0"}, sf);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].error_code) << out[0].error;
+  EXPECT_EQ(slurp(eth0_rp / "rpg_gd"), "11");
+  EXPECT_FALSE(fs::exists(sf));
+}
+
+TEST_F(Dcqcn, ApplyRefusesToSaveAnOriginalRestoreWouldRefuse) {
+  write_file_atomic(eth0_rp / "rpg_time_reset", "999999999\n");
+  try {
+    apply_dcqcn(root, "eth0", {{{"roce_rp.rpg_time_reset", "100"}}, {}});
+    ADD_FAILURE() << "applied";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("nothing written: the current roce_rp.rpg_time_reset of eth0 cannot be saved"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(slurp(eth0_rp / "rpg_time_reset"), "999999999");
+  EXPECT_FALSE(fs::exists(state("eth0")));
 }
 
 }  // namespace
