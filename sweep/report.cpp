@@ -19,7 +19,42 @@
 namespace railkit::sweep {
 namespace fs = std::filesystem;
 
+namespace {
+
+/// True when `p` (canonical) is `root` (canonical) or below it.
+bool within(const fs::path& root, const fs::path& p) {
+  auto r = root.begin(), q = p.begin();
+  for (; r != root.end(); ++r, ++q)
+    if (q == p.end() || *r != *q) return false;
+  return true;
+}
+
+/// Refuses a launch whose results path leaves the sweep directory: absolute, `..` above it, or
+/// through a symlink that points out of it. A sweep writes them relative to its directory.
+void check_results_paths(const fs::path& dir, const SweepDocument& doc) {
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(fs::absolute(dir), ec);
+  if (ec) throw IoError(fmt::format("{}: cannot resolve the directory: {}", dir.string(), ec.message()));
+  for (std::size_t i = 0; i < doc.launches.size(); ++i) {
+    const auto& l = doc.launches[i];
+    if (l.run.results.empty()) continue;
+    const fs::path rel{l.run.results};
+    bool inside = !rel.is_absolute() && !rel.has_root_name() && !rel.has_root_directory();
+    if (inside) {
+      const fs::path resolved = fs::weakly_canonical(root / rel, ec);
+      inside = !ec && within(root, resolved) && resolved != root;
+    }
+    if (!inside)
+      throw UsageError(fmt::format("{}: launches[{}] ({} round {}): results path '{}' is outside the sweep directory "
+                                   "(a sweep writes its results documents inside it)",
+                                   (dir / "sweep.json").string(), i, l.run.name, l.round, l.run.results));
+  }
+}
+
+}  // namespace
+
 std::vector<CompareInput> sweep_inputs(const fs::path& dir, const SweepDocument& doc) {
+  check_results_paths(dir, doc);
   std::vector<CompareInput> out;
   const std::string series = fs::absolute(dir).lexically_normal().string();
   auto add = [&](const std::string& config, const std::map<std::string, std::string>& env) {

@@ -26,7 +26,8 @@ struct ReportOptions {
 /// The configurations of a sweep directory, in planned order, each with the documents of the
 /// rounds that finished ok (paired by round: `series` is the directory) and its status: "ok"
 /// when a round is, else the last launch's ("failed", "timeout"); "not run" when none ran. The
-/// note names failed rounds and rounds not run yet.
+/// note names failed rounds and rounds not run yet. Throws UsageError naming sweep.json, the
+/// launch and the path when a launch's results path leaves `dir` (absolute, `..`, a symlink out).
 std::vector<CompareInput> sweep_inputs(const std::filesystem::path& dir, const SweepDocument& doc);
 
 /// What a comparison of a sweep says above its tables: the rounds and their seed, knobs that

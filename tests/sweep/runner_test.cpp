@@ -332,6 +332,40 @@ TEST_F(Runner, ReportInputsFromFilesNameByLabelAndQualifyCollisions) {
   EXPECT_THROW(load_report_inputs({}, nullptr), UsageError);
 }
 
+TEST_F(Runner, ReportKeepsResultsPathsInsideTheSweepDirectory) {
+  run(opts({cfg("a", {})}));
+  ASSERT_EQ(load_report_inputs({out.string()}, nullptr).at(0).status, "ok");
+  const auto original = nlohmann::json::parse(read_file(out / "sweep.json"));
+  // A results document outside the sweep directory, readable: it must not be opened.
+  const fs::path outside = tmp.path / "outside.json";
+  fs::copy_file(templ, outside);
+  fs::create_directories(out / "sub");
+  fs::create_symlink(outside, out / "link-out.json");
+  fs::create_symlink(tmp.path, out / "sub" / "dir-out");
+  for (const std::string& bad : std::vector<std::string>{"../outside.json", "sub/../../outside.json", outside.string(),
+                                "link-out.json", "sub/dir-out/outside.json", "../../../../../../etc/passwd", "."}) {
+    auto j = original;
+    j["launches"][0]["results"] = bad;
+    write_file_atomic(out / "sweep.json", j.dump(2));
+    try {
+      load_report_inputs({out.string()}, nullptr);
+      ADD_FAILURE() << bad << " was read";
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find((out / "sweep.json").string()), std::string::npos) << what;
+      EXPECT_NE(what.find("launches[0] (a round 1)"), std::string::npos) << what;
+      EXPECT_NE(what.find("'" + bad + "'"), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
+  // Inside, also through a symlink that stays inside: read as before.
+  fs::create_symlink(out / original["launches"][0]["results"].get<std::string>(), out / "sub" / "link-in.json");
+  auto j = original;
+  j["launches"][0]["results"] = "sub/link-in.json";
+  write_file_atomic(out / "sweep.json", j.dump(2));
+  EXPECT_EQ(load_report_inputs({out.string()}, nullptr).at(0).status, "ok");
+}
+
 TEST_F(Runner, PlotRefusesOtherExtensionsAndReportsMissingMatplotlib) {
   CompareInput in;
   in.name = "a";
