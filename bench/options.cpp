@@ -116,6 +116,10 @@ void interpret_numbers(const RawFlags& f, BenchOptions& o) {
 
 /// Names from their tables: datatype, reduction, backend, placement, collectives, split.
 void interpret_names(const RawFlags& f, BenchOptions& o) {
+  // The label becomes a line of the table's header and text in file and column names.
+  if (has_control_chars(o.label))
+    throw UsageError(quoted("--label", printable(o.label)) +
+                     ": control characters (newline, tab, escape ...) are not allowed in a label");
   if (!f.dtype.empty()) {
     const auto t = parse_dtype(f.dtype);
     if (!t) throw UsageError(quoted("-d/--datatype", f.dtype) + ": unknown datatype (int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double)");

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/report.hpp"
+#include "core/strings.hpp"
 
 namespace railkit::bench {
 namespace {
@@ -48,7 +49,7 @@ void TableReporter::run_start(const RunHeader& h) {
                      o.graph_launches > 0 ? fmt::format(" graph: {}", o.graph_launches) : std::string());
   os_ << fmt::format("# collectives: {}  datatype: {}  redop: {}  root: {}", colls, info(o.dtype).name,
                      info(o.redop).name, o.root);
-  if (!h.run.label.empty()) os_ << "  label: " << h.run.label;
+  if (!h.run.label.empty()) os_ << "  label: " << printable(h.run.label, h.run.label.size());
   if (split_) {
     const nlohmann::json groups = h.run.split.value("groups", nlohmann::json::array());
     os_ << "\n# split: " << split_name(o.split) << " (" << groups.size() << " concurrent groups of "

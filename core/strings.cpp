@@ -68,4 +68,68 @@ long long parse_int(std::string_view what, std::string_view text, long long lo, 
   return *v;
 }
 
+namespace {
+
+/// Length of the UTF-8 sequence at text[i] and its code point, or 0 when it is not one
+/// (a stray continuation byte, overlong, a surrogate, above U+10FFFF, cut short).
+std::size_t utf8_at(std::string_view text, std::size_t i, char32_t& cp) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = b(i);
+  std::size_t n = 0;
+  char32_t min = 0;
+  if (c < 0x80) {
+    cp = c;
+    return 1;
+  }
+  if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1f, min = 0x80;
+  else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f, min = 0x800;
+  else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07, min = 0x10000;
+  else return 0;
+  if (i + n > text.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return n;
+}
+
+bool is_control(char32_t cp) { return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f); }
+
+}  // namespace
+
+std::string printable(std::string_view text, std::size_t max_bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  const auto escape = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xf];
+  };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    char32_t cp = 0;
+    const std::size_t n = utf8_at(text, i, cp);
+    const std::size_t len = n == 0 ? 1 : n;
+    if (i + len > max_bytes) break;
+    if (n == 0 || is_control(cp))
+      for (std::size_t k = 0; k < len; ++k) escape(static_cast<unsigned char>(text[i + k]));
+    else
+      out.append(text.substr(i, n));
+    i += len;
+  }
+  if (i < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+bool has_control_chars(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t cp = 0;
+    const std::size_t n = utf8_at(text, i, cp);
+    if (n != 0 && is_control(cp)) return true;
+    i += n == 0 ? 1 : n;
+  }
+  return false;
+}
+
 }  // namespace railkit

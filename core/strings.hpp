@@ -88,6 +88,16 @@ bool natural_less(std::string_view a, std::string_view b);
 /// at most 80 characters, never starting with '.'.
 std::string slug(std::string_view name);
 
+/// `text` safe for one line of a terminal: control characters (C0, DEL, and C1 written as
+/// UTF-8) and bytes that are not UTF-8 written as \xNN; text past `max_bytes` of input is cut
+/// at a character and ends "... (N bytes)", N the whole text's size. Use it for text taken from
+/// files, the environment or flags in error and warning lines.
+std::string printable(std::string_view text, std::size_t max_bytes = 200);
+
+/// Whether `text` holds a control character (C0, DEL, or C1 as UTF-8): what printable escapes,
+/// less the bytes that are not UTF-8.
+bool has_control_chars(std::string_view text);
+
 /// The whole of `text` as a decimal integer, or nullopt (no sign games: "+1", " 1", "1x" fail).
 std::optional<long long> to_int(std::string_view text);
 /// The whole of `text` as a number, or nullopt.

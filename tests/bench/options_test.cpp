@@ -103,6 +103,11 @@ TEST(Options, EmptyValuesAndRepeatedCollectivesAreRefused) {
   expect_usage({"--coll", "all_reduce,all_reduce"}, "--coll 'all_reduce,all_reduce': all_reduce is named twice");
   expect_usage({"--coll", "all,broadcast"}, "broadcast is named twice");
   EXPECT_EQ(parse({"--label", ""}).options.label, "");  // free text may be empty
+  // Control characters would break the table's header line (issue 14); text that is not UTF-8 is
+  // stored with U+FFFD instead.
+  expect_usage({"--label", "a\nb"}, "--label 'a\\x0ab': control characters");
+  expect_usage({"--label", "\x1b[31mred"}, "--label '\\x1b[31mred'");
+  EXPECT_EQ(parse({"--label", "\xff\xfe"}).options.label, "\xff\xfe");
   EXPECT_EQ(parse({"--coll", "all_reduce,broadcast,"}).options.colls.size(), 2u);
 }
 

@@ -83,5 +83,34 @@ TEST(Format, SlugAndDuration) {
   EXPECT_EQ(format_duration(3720), "1 h 02 min");
 }
 
+TEST(Printable, EscapesControlBytesAndBytesThatAreNotUtf8) {
+  EXPECT_EQ(printable("plain text, caf\xc3\xa9 \xe2\x86\x92 ok"), "plain text, caf\xc3\xa9 \xe2\x86\x92 ok");
+  EXPECT_EQ(printable(std::string("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(printable("\x1b[2J\r\n\t\x7f"), "\\x1b[2J\\x0d\\x0a\\x09\\x7f");
+  EXPECT_EQ(printable("\xff\xfe"), "\\xff\\xfe");
+  EXPECT_EQ(printable("\xc2\x9b" "31m"), "\\xc2\\x9b" "31m");         // C1 CSI written as UTF-8
+  EXPECT_EQ(printable("\xc0\xaf \xed\xa0\x80 \xe2\x86"), "\\xc0\\xaf \\xed\\xa0\\x80 \\xe2\\x86");  // overlong, surrogate, cut
+  EXPECT_EQ(printable(""), "");
+}
+
+TEST(Printable, CutsLongTextWithItsSize) {
+  const std::string line(1 << 20, 'x');
+  const std::string shown = printable(line);
+  EXPECT_EQ(shown, std::string(200, 'x') + "... (1048576 bytes)");
+  EXPECT_EQ(printable("abcdef", 3), "abc... (6 bytes)");
+  EXPECT_EQ(printable("abc", 3), "abc");
+  EXPECT_EQ(printable("ab\xc3\xa9", 3), "ab... (4 bytes)");  // never half a character
+  EXPECT_EQ(printable("\x01\x02", 1), "\\x01... (2 bytes)");
+}
+
+TEST(Printable, ControlCharacters) {
+  EXPECT_TRUE(has_control_chars("a\nb"));
+  EXPECT_TRUE(has_control_chars(std::string("a\0", 2)));
+  EXPECT_TRUE(has_control_chars("\x7f"));
+  EXPECT_TRUE(has_control_chars("\xc2\x85"));  // NEL
+  EXPECT_FALSE(has_control_chars("rail 0 \xc3\xa9"));
+  EXPECT_FALSE(has_control_chars("\xff\xfe"));  // not UTF-8, but no control character: stored as U+FFFD
+}
+
 }  // namespace
 }  // namespace railkit

@@ -610,6 +610,14 @@ def one_ranks_problem_ends_every_rank(ctx):
 
 
 @case
+def label_with_control_characters_is_refused(ctx):
+    """A newline in --label broke the table's header (issue 14): refused with one line that shows
+    it escaped, before anything runs."""
+    expect_usage(ctx, ["--label", "a\nb", "-b", "8", "-e", "8"], "--label 'a\\x0ab': control characters")
+    expect_usage(ctx, ["--label", "\x1b]0;title\x07"], "--label '\\x1b]0;title\\x07'", np=2)
+
+
+@case
 def error_on_one_rank_after_agreement_ends_the_job(ctx):
     """An error that escapes on one rank after the ranks stopped agreeing (issue 14: rank 0 failing
     to write the document) once left rank 0 in MPI_Finalize and rank 1 in a barrier forever (no
