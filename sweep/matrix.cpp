@@ -12,8 +12,10 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "core/profile.hpp"
 #include "core/strings.hpp"
 #include "core/tunables.hpp"
+#include "launch/bench_run.hpp"
 
 namespace railkit::sweep {
 namespace fs = std::filesystem;
@@ -32,22 +34,35 @@ std::string env_value_text(const json& v, const std::string& where) {
   throw UsageError(where + ": value must be a string or an integer, got " + json_dump(v));
 }
 
+/// A matrix file's `env`: variables a profile may set (env_key_allowed), nothing else.
 std::map<std::string, std::string> env_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw UsageError(where + ": `env` must be an object of NAME: value");
   std::map<std::string, std::string> env;
   for (const auto& [k, v] : j.items()) {
     if (!valid_env_name(k)) throw UsageError(where + ": invalid environment variable name '" + k + "'");
+    if (!env_key_allowed(k))
+      throw UsageError(fmt::format("{}: env {}: not an allowed environment variable (a matrix file may set what a "
+                                   "profile may: NCCL_*, NVSHMEM_*, UCX_*, OMPI_MCA_*, TORCH_NCCL_*, RAILKIT_*, "
+                                   "CUDA_DEVICE_MAX_CONNECTIONS)",
+                                   where, k));
     env[k] = env_value_text(v, where + " env " + k);
   }
   return env;
 }
 
+/// A matrix file's `args`, checked as `--` bench arguments are (no -J/--output_file: the sweep
+/// writes one results document per launch).
 std::vector<std::string> args_from_json(const json& j, const std::string& where) {
   if (!j.is_array()) throw UsageError(where + ": `args` must be an array of strings");
   std::vector<std::string> out;
   for (const auto& a : j) {
     if (!a.is_string()) throw UsageError(where + ": `args` must be an array of strings");
     out.push_back(a.get<std::string>());
+  }
+  try {
+    launch::check_bench_args(out, "sweep");
+  } catch (const UsageError& e) {
+    throw UsageError(where + ": `args`: " + e.what());
   }
   return out;
 }

@@ -46,7 +46,9 @@ struct Factor {
 Factor parse_axis(std::string_view spec);
 
 /// Parses a matrix document (format in sweep/README.md) into one factor; `source` names it in
-/// errors. Throws UsageError for a wrong shape, duplicate or empty names, non-string values.
+/// errors. Throws UsageError for a wrong shape, duplicate or empty names, non-string values, an
+/// `env` variable a profile may not set (env_key_allowed: NCCL_*, OMPI_MCA_* ..., no LD_PRELOAD or
+/// PATH), and `args` that set what the sweep sets itself (-J/--output_file, check_bench_args).
 Factor parse_matrix(const nlohmann::json& doc, const std::string& source);
 /// Reads and parses a matrix file. Throws UsageError naming the file.
 Factor load_matrix(const std::filesystem::path& path);

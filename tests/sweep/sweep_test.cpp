@@ -66,6 +66,30 @@ TEST(Matrix, RejectsBadDocuments) {
   EXPECT_THROW(load_matrix("/nonexistent/m.json"), UsageError);
 }
 
+TEST(Matrix, ChecksArgsAndEnvAsStrictlyAsBenchArgumentsAndProfiles) {
+  // The sweep writes -J itself, as for `--` bench arguments; env only from the profiles' allowlist.
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {R"({"configs": [{"name": "a", "args": ["-J", "x.json"]}]})", "configs[0]: `args`: bench arguments: -J"},
+      {R"({"configs": [{"name": "a", "args": ["-Jx.json"]}]})", "configs[0]: `args`"},
+      {R"({"args": ["--output_file=x.json"], "configs": [{"name": "a"}]})", "m.json: `args`: bench arguments"},
+      {R"({"configs": [{"name": "a", "env": {"LD_PRELOAD": "/tmp/x.so"}}]})", "configs[0]: env LD_PRELOAD: not an allowed"},
+      {R"({"env": {"PATH": "/tmp"}, "configs": [{"name": "a"}]})", "m.json: env PATH: not an allowed"},
+      {R"({"configs": [{"name": "a"}, {"name": "b", "env": {"NCCL_": "1"}}]})", "configs[1]: env NCCL_: not an allowed"},
+  };
+  for (const auto& [doc, message] : bad) {
+    try {
+      parse_matrix(nlohmann::json::parse(doc), "m.json");
+      ADD_FAILURE() << doc << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  const auto ok = parse_matrix(nlohmann::json::parse(R"({"configs": [{"name": "a", "args": ["--label", "J"],
+      "env": {"NCCL_ALGO": "Ring", "OMPI_MCA_coll_tuned_use_dynamic_rules": 1, "CUDA_DEVICE_MAX_CONNECTIONS": 1,
+              "RAILKIT_X": "1", "UCX_TLS": "rc"}}]})"), "m.json");
+  EXPECT_EQ(ok.choices.at(0).env.size(), 5u);
+}
+
 TEST(Presets, Pxn) {
   const auto fs = preset_factors("pxn", nullptr);
   ASSERT_EQ(fs.size(), 1u);
