@@ -285,7 +285,12 @@ TrialRecord trial_from_json(const Space& space, const json& line, const std::str
     t.settings.dcqcn = line.value("dcqcn", Env{});
     t.status = status_from(line.at("status"), source);
     t.results = line.value("results", "");
-    if (!line.at("objective").is_null()) t.objective = line["objective"].get<double>();
+    if (const json& o = line.at("objective"); !o.is_null()) {
+      if (!o.is_number())
+        throw UsageError(fmt::format("{}: objective must be a number (GB/s) or null, not {} {}", what, o.type_name(),
+                                     json_dump(o)));
+      t.objective = o.get<double>();
+    }
     t.buckets = buckets_from(line.at("buckets"));
     t.elapsed_s = line.value("elapsed_s", 0.0);
     t.started = line.value("started", "");
@@ -402,13 +407,16 @@ JournalRecords parse_journal(const std::vector<json>& lines, const fs::path& dir
   JournalRecords j;
   j.session = session_from_json(lines.at(0), dir);
   const Space& space = j.session.options.space;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
+  for (std::size_t i = 1; i < lines.size(); ++i) {  // read_journal keeps every line up to the end: i is line i + 1
     const json& line = lines[i];
+    const std::string at = fmt::format("{}:{}", source, i + 1);
     const std::string type = line.value("type", "");
-    if (type == "trial") j.trials.push_back(trial_from_json(space, line, source));
-    else if (type == "validation") j.validations.push_back(validation_from_json(space, line, source));
-    else if (type == "topology") j.topology = topology_from_json(line, source);
-    else if (type == "done") j.done = done_from_json(line, source);
+    if (type == "trial") j.trials.push_back(trial_from_json(space, line, at));
+    else if (type == "validation") j.validations.push_back(validation_from_json(space, line, at));
+    else if (type == "topology") j.topology = topology_from_json(line, at);
+    else if (type == "done") j.done = done_from_json(line, at);
+    else if (type == "budget")  // --resume --budget N: the session's budget from here on
+      j.session.options.budget = read_line(at + ": its budget line", [&] { return line.at("budget").get<int>(); });
   }
   return j;
 }

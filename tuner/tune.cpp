@@ -29,7 +29,8 @@ namespace fs = std::filesystem;
 void check_new_options(const TuneOptions& o) {
   if (std::find(std::begin(kStrategies), std::end(kStrategies), o.strategy) == std::end(kStrategies))
     throw UsageError("--strategy " + o.strategy + ": not one of grid, random, coordinate, halving");
-  if (o.budget < 0) throw UsageError(fmt::format("--budget {}: must be >= 0", o.budget));
+  if (o.budget < 0 || o.budget > kMaxBudget)
+    throw UsageError(fmt::format("--budget {}: must be between 0 and {} trials", o.budget, kMaxBudget));
   if (o.iters < 1) throw UsageError(fmt::format("-n {}: must be >= 1", o.iters));
   if (o.pairs < 2) throw UsageError(fmt::format("--pairs {}: at least 2 pairs are needed for an interval (5 recommended)", o.pairs));
   if (o.max_regression < 0 || o.max_regression >= 1)
@@ -172,21 +173,67 @@ TuneOutcome run_tune(const TuneOptions& opts, char* const* envp, std::ostream& p
   return s.run(none);
 }
 
+namespace {
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return !a.empty() && !b.empty() && fs::equivalent(a, b, ec) && !ec;
+}
+
+/// Refuses a journal's bench that is not the railkit-bench next to this railkit, unless --bench names it again.
+void check_resume_bench(const fs::path& journal, const std::string& recorded, const ResumeOptions& r) {
+  if (!r.bench.empty()) {
+    if (!same_file(r.bench, recorded))
+      throw UsageError(fmt::format("--resume: --bench {} is not the bench the session ran ({}, {}:1); every trial of "
+                                   "a session runs one bench",
+                                   r.bench, recorded, journal.string()));
+    return;
+  }
+  if (!same_file(recorded, r.default_bench))
+    throw UsageError(fmt::format("--resume: {}:1 names bench {}, not the railkit-bench next to this railkit ({}); "
+                                 "give --bench {} again to run it",
+                                 journal.string(), recorded, r.default_bench.empty() ? "none found" : r.default_bench,
+                                 recorded));
+}
+
+/// Refuses a new budget under which the strategy would not propose the journaled trials again.
+void check_new_budget(const TuneOptions& o, const JournalRecords& records, int budget) {
+  if (budget < 0 || budget > kMaxBudget)
+    throw UsageError(fmt::format("--budget {}: must be between 0 and {} trials", budget, kMaxBudget));
+  const auto strategy = make_strategy(o.strategy, o.space, budget, o.seed);
+  for (const auto& t : records.trials) {
+    const auto p = strategy->propose();
+    if (!p || !(*p == t.proposal))
+      throw UsageError(fmt::format("--budget {} with --resume: strategy {} would propose other trials than the {} "
+                                   "journaled under budget {}; its budget cannot change once the session started",
+                                   budget, o.strategy, records.trials.size(), budget_text(o.budget)));
+    strategy->observe(*p, t.objective);
+  }
+}
+
+}  // namespace
+
 TuneOutcome resume_tune(const fs::path& dir, char* const* envp, std::ostream& progress, bool tty, bool quiet,
-                        bool allow_inert) {
+                        const ResumeOptions& r) {
   const fs::path journal = dir / "journal.jsonl";
   if (!fs::is_directory(dir)) throw UsageError("--resume " + dir.string() + ": no such directory");
   if (!fs::exists(journal)) throw UsageError("--resume " + dir.string() + ": no journal.jsonl there (not a tuning directory)");
   JournalRecords records = parse_journal(read_journal(journal), fs::absolute(dir));
-  records.session.options.allow_inert = records.session.options.allow_inert || allow_inert;
-  const TuneOptions& o = records.session.options;
+  records.session.options.allow_inert = records.session.options.allow_inert || r.allow_inert;
+  TuneOptions& o = records.session.options;
+  check_resume_bench(journal, o.bench, r);
   if (::access(o.bench.c_str(), X_OK) != 0)
     throw UsageError("--resume: the session's bench " + o.bench + " is not executable any more");
-  if (!quiet) {
-    progress << fmt::format("railkit tune: resuming {} (space {}, strategy {}, budget {}, seed {})\n", journal.string(),
-                            o.space.name, o.strategy, budget_text(o.budget), o.seed);
-    progress.flush();
+  if (r.budget && *r.budget != o.budget) {
+    check_new_budget(o, records, *r.budget);
+    append_journal(journal, nlohmann::ordered_json{{"type", "budget"}, {"budget", *r.budget}, {"was", o.budget}, {"set", utc_now_iso()}});
+    o.budget = *r.budget;
   }
+  progress << fmt::format("railkit tune: resuming {} with bench {}\n", journal.string(), o.bench);
+  if (!quiet)
+    progress << fmt::format("railkit tune: space {}, strategy {}, budget {}, seed {}\n", o.space.name, o.strategy,
+                            budget_text(o.budget), o.seed);
+  progress.flush();
   Session s(o, records.session.weights, dir.string(), envp, Progress{progress, tty, quiet});
   return s.run(records);
 }

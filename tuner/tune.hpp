@@ -86,11 +86,27 @@ struct TuneOutcome {
 /// signal stops it (what finished is journaled; the message says how to resume).
 TuneOutcome run_tune(const TuneOptions& opts, char* const* envp, std::ostream& progress, bool tty, bool quiet);
 
+/// The most search trials --budget may ask for.
+inline constexpr std::int64_t kMaxBudget = 1000000;
+
+/// What `railkit tune --resume` may change or must confirm.
+struct ResumeOptions {
+  bool allow_inert = false;    ///< adds to the journal's
+  std::optional<int> budget;   ///< --budget again: the session's new budget (journaled as a `budget` line)
+  std::string bench;           ///< --bench again: must be the journal's bench
+  /// The railkit-bench next to this railkit: the journal's bench runs without --bench only when
+  /// it is this one; empty when there is none.
+  std::string default_bench;
+};
+
 /// Continues the session in `dir` from its journal, with the journal's settings (DCQCN target,
 /// fingerprint source ...): no finished trial repeated, none lost; DCQCN attributes an
-/// interrupted session left set are restored first. `allow_inert` adds to the journal's. Throws as run_tune.
+/// interrupted session left set are restored first. Prints the bench it runs (even when
+/// quiet). Throws as run_tune, and UsageError when the journal's bench is not r.default_bench
+/// and --bench does not name it again, or when the new budget would change the trials the
+/// strategy already proposed (halving, random).
 TuneOutcome resume_tune(const std::filesystem::path& dir, char* const* envp, std::ostream& progress, bool tty, bool quiet,
-                        bool allow_inert = false);
+                        const ResumeOptions& r = {});
 
 /// The one line that refuses knobs that cannot reach `backend` (known by `how`).
 std::string inert_refusal(const std::vector<std::string>& knobs, const std::string& backend, const std::string& how);

@@ -32,7 +32,8 @@ namespace {
 struct TuneCli {
   std::string space;
   std::string strategy = "coordinate";
-  int budget = 0;
+  std::int64_t budget = 0;
+  bool budget_given = false;
   std::uint64_t seed = 1;
   LauncherCli launch;
   std::string out;
@@ -143,19 +144,29 @@ int run(const TuneCli& cli) {
   if (cli.list_spaces) return list_spaces();
   if (cli.list_tunables) return list_tunables();
   const bool tty = ::isatty(STDERR_FILENO) == 1;
+  if (cli.budget < 0 || cli.budget > tuner::kMaxBudget)
+    throw UsageError(fmt::format("--budget {}: must be between 0 and {} trials", cli.budget, tuner::kMaxBudget));
   tuner::TuneOutcome res;
   if (!cli.resume.empty()) {
     if (!cli.out.empty() || !cli.space.empty() || !cli.topo_root.empty() || !cli.bench_args.empty())
       throw UsageError("--resume DIR continues a session with its own settings: give no --out, --space, --topo-root or "
                        "bench arguments");
-    res = tuner::resume_tune(cli.resume, environ, std::cerr, tty, cli.quiet, cli.allow_inert);
+    tuner::ResumeOptions r;
+    r.allow_inert = cli.allow_inert;
+    if (cli.budget_given) r.budget = static_cast<int>(cli.budget);
+    r.bench = cli.launch.bench;
+    try {
+      r.default_bench = sibling_program("", "railkit-bench", "--bench");
+    } catch (const UsageError&) {  // none next to this railkit: only --bench can confirm the journal's
+    }
+    res = tuner::resume_tune(cli.resume, environ, std::cerr, tty, cli.quiet, r);
   } else {
     if (cli.out.empty()) throw UsageError("--out DIR is required (or --resume DIR)");
     if (cli.space.empty()) throw UsageError("--space is required: a built-in space (--list-spaces) or a space file");
     tuner::TuneOptions o;
     o.space = tuner::resolve_space(cli.space, cli.space == "ompi-coll" ? ompi_counts() : tuner::OmpiAlgorithmCounts{});
     o.strategy = cli.strategy;
-    o.budget = cli.budget;
+    o.budget = static_cast<int>(cli.budget);
     o.seed = cli.seed;
     o.launcher = launcher_options(cli.launch);
     o.bench = bench_path(cli.launch);
@@ -208,11 +219,17 @@ std::function<int()> setup_tune(CLI::App& app) {
   app.add_option("--strategy", cli->strategy, "grid | random | coordinate | halving")
       ->check(CLI::IsMember({"grid", "random", "coordinate", "halving"}))
       ->capture_default_str();
-  app.add_option("--budget", cli->budget, "most search trials (0 = every configuration; grid only)")->capture_default_str();
+  app.add_option("--budget", cli->budget,
+                 "most search trials (0 = every configuration; grid only; at most 1000000); with --resume, the "
+                 "session's new budget (more trials, or fewer; journaled)")
+      ->capture_default_str()
+      ->each([cli](const std::string&) { cli->budget_given = true; });
   app.add_option("--seed", cli->seed, "seed of random and halving")->capture_default_str();
   add_launcher_flags(app, cli->launch);
   app.add_option("--out", cli->out, "session directory: journal.jsonl, trial results, profile.json");
-  app.add_option("--resume", cli->resume, "continue the session in this directory (after a crash, Ctrl-C or kill)");
+  app.add_option("--resume", cli->resume,
+                 "continue the session in this directory (after a crash, Ctrl-C or kill) with the bench its journal "
+                 "names: the railkit-bench next to this railkit, or another one only when --bench names it again");
   app.add_option("--timeout-s", cli->timeout_s, "wall-clock limit per trial in seconds; a trial past it is recorded as timeout")
       ->check(non_negative())
       ->capture_default_str();

@@ -421,5 +421,33 @@ TEST(JournalRecords, ParseJournalTypesEveryLine) {
   EXPECT_NE(m.find(p.string()), std::string::npos) << m;
 }
 
+TEST(JournalRecords, WrongTypesAreUsageErrorsNamingFileAndLine) {
+  // An objective that is a string (or any other wrong type) is a bad journal, exit 6, not an
+  // internal error: the message names journal.jsonl and the line.
+  for (const json objective : {json("12.5"), json::array({1}), json::object({{"GBps", 1}}), json(true)}) {
+    ScratchDir d;
+    const fs::path p = d.path / "journal.jsonl";
+    SessionRecord sr;
+    sr.options.space = two_knob_space();
+    append_journal(p, to_json(sr));
+    const TrialRecord t = sample_trial(sr.options.space);
+    append_journal(p, to_json(sr.options.space, t));
+    json bad = reread(to_json(sr.options.space, t));
+    bad["trial"] = 4;
+    bad["objective"] = objective;
+    append_journal(p, ojson::parse(bad.dump()));
+    try {
+      parse_journal(read_journal(p), d.path);
+      ADD_FAILURE() << objective.dump() << " was read";
+    } catch (const UsageError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(p.string() + ":3"), std::string::npos) << m;
+      EXPECT_NE(m.find("objective"), std::string::npos) << m;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << objective.dump() << ": not a UsageError: " << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace railkit::tuner

@@ -319,7 +319,9 @@ def dcqcn_space_on_fixture(ctx):
     with open(os.path.join(out, "journal.jsonl"), "w") as f:  # as if it had stopped after trial 3
         for j in lines[:4]:
             f.write(json.dumps(j) + "\n")
-    rc, so, se = ctx.run("tune", "--resume", out)
+    rc, so, se = ctx.run("tune", "--resume", out)  # the journal's bench is a wrapper: not run unless named again
+    check(rc == 6 and "--bench" in se and wrapper in se, f"resume without --bench: rc {rc}\n{se}")
+    rc, so, se = ctx.run("tune", "--resume", out, "--bench", wrapper)
     check(rc == 0, f"resume rc {rc}\n{se}")
     check(snapshot() == original, "DCQCN values not restored after the resumed session")
     rc, so, se = ctx.run("tune", "--space", "dcqcn", "--out", ctx.path("x"), "--", *QUICK)
@@ -401,6 +403,59 @@ def local_launcher_fingerprint(ctx):
     check(rc == 0, f"resume rc {rc}\n{se}")
     check([j for j in journal(out) if j["type"] == "topology"] == [topo], "resume probed again")
     check(check_profile(out)["cluster"]["fingerprint"] == prof["cluster"]["fingerprint"], "resume changed the fingerprint")
+
+
+@case
+def resume_bench_and_budget(ctx):
+    """--resume says which bench it runs and runs only the railkit-bench next to railkit unless
+    --bench names the journal's again; --budget with --resume extends the session (journaled);
+    a huge --budget and a journal objective of the wrong type are one-line errors (exit 6)."""
+    def one_line(rc, se, needle, what):
+        lines = [ln for ln in se.strip().splitlines() if ln]
+        check(rc == 6 and len(lines) == 1 and needle in se, f"{what}: rc {rc}, expected one line naming {needle!r}:\n{se}")
+
+    base = ["--space", "ompi-coll", "--strategy", "grid", "--launcher", "mpirun", "--np", "2", "--no-validate"]
+    rc, so, se = ctx.run("tune", *base, "--budget", "1000000000000", "--out", ctx.path("huge"), "--", *QUICK)
+    one_line(rc, se, "--budget 1000000000000", "a budget past int")
+    check("-727379968" not in se, se)
+
+    out = ctx.path("tune")
+    rc, so, se = ctx.run("tune", *base, "--budget", "1", "--out", out, "--", *QUICK)
+    check(rc == 0 and len(trials(out)) == 1, f"rc {rc}, {len(trials(out))} trials\n{se}")
+    rc, so, se = ctx.run("tune", "--resume", out, "--budget", "2")
+    check(rc == 0, f"resume --budget 2: rc {rc}\n{se}")
+    check(f"with bench {ctx.bench}" in se or f"with bench {os.path.abspath(ctx.bench)}" in se, f"bench not named:\n{se}")
+    check(len(trials(out)) == 2, f"--budget 2 on resume: {len(trials(out))} trials, expected 2")
+    check([j["budget"] for j in journal(out) if j["type"] == "budget"] == [2], f"budget not journaled: {journal(out)}")
+    rc, so, se = ctx.run("tune", "--resume", out)  # the journaled budget stands: nothing more runs
+    check(rc == 0 and len(trials(out)) == 2, f"second resume: rc {rc}, {len(trials(out))} trials\n{se}")
+
+    # A journal whose bench is not the railkit-bench next to railkit (edited, or another program).
+    lines = journal(out)
+    evil = ctx.path("evil.sh")
+    marker = ctx.path("evil-ran")
+    with open(evil, "w") as f:
+        f.write("#!/bin/sh\ntouch %s\nexit 1\n" % marker)
+    os.chmod(evil, 0o755)
+    edited = [dict(lines[0], bench=evil)] + [j for j in lines[1:] if j["type"] != "done"]
+    with open(os.path.join(out, "journal.jsonl"), "w") as f:
+        for j in edited:
+            f.write(json.dumps(j) + "\n")
+    rc, so, se = ctx.run("tune", "--resume", out, "--budget", "3")
+    one_line(rc, se, evil, "a journal naming another bench")
+    check("--bench" in se and not os.path.exists(marker), f"the other bench ran or no hint:\n{se}")
+    rc, so, se = ctx.run("tune", "--resume", out, "--bench", ctx.bench, "--budget", "3")
+    one_line(rc, se, evil, "--bench that is not the journal's")
+    check(not os.path.exists(marker), "the journal's bench ran")
+
+    # A trial objective of the wrong type: exit 6 naming the journal and its line.
+    edited = [lines[0]] + [dict(j, objective="12.5") if j["type"] == "trial" else j for j in lines[1:]]
+    with open(os.path.join(out, "journal.jsonl"), "w") as f:
+        for j in edited:
+            f.write(json.dumps(j) + "\n")
+    rc, so, se = ctx.run("tune", "--resume", out)
+    one_line(rc, se, os.path.join(out, "journal.jsonl") + ":2", "a string objective")
+    check("objective" in se, se)
 
 
 @case
