@@ -72,7 +72,7 @@ struct SuiteReader {
   const std::string& source;
 
   UsageError bad(const std::string& where, const std::string& why) const {
-    return UsageError(fmt::format("{}: {}: {}", source, where, why));
+    return UsageError(fmt::format("{}: {}: {}", source, printable(where), printable(why, 400)));  // may quote the file
   }
 
   void header() const {

@@ -170,10 +170,12 @@ void finish_document(ResultsSink& sink, Reporter& reporter, const Bootstrap& boo
   ResultsDocument d = sink.snapshot();
   if (!observed_nccl.is_null()) {
     d.observed["nccl"] = observed_nccl;
+    std::vector<std::string> warnings;  // every one in the document; repeats of a kind as one line on screen
     for (const auto& w : observed_nccl.value("warnings", nlohmann::json::array())) {
       d.observed["warnings"].push_back(w);
-      std::cout << "# warning: " << w.get<std::string>() << "\n";
+      warnings.push_back(w.get<std::string>());
     }
+    for (const std::string& line : summarize_warnings(warnings)) std::cout << "# warning: " << line << "\n";
   }
   nlohmann::json ranks = nlohmann::json::array();
   for (size_t r = 0; r < facts.devices.size(); ++r) {

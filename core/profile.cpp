@@ -205,7 +205,9 @@ ojson env_json(const std::map<std::string, std::string>& env) {
   return o;
 }
 
-ojson ordered(const json& j) { return ojson::parse(json_dump(j)); }
+// Strict dumps (not json_dump): text that is not UTF-8 in a profile is refused by write_profile,
+// never stored replaced, since a profile's values are set on other nodes as they are.
+ojson ordered(const json& j) { return ojson::parse(j.dump()); }
 
 void check_interval(const Reader& r, const std::string& path, double lo, double hi) {
   if (lo > hi) r.fail(path, fmt::format("ratio_lo {} is above ratio_hi {}", lo, hi));
@@ -489,7 +491,7 @@ ProfileDocument load_profile(const std::filesystem::path& path) {
 void write_profile(const std::filesystem::path& path, const ProfileDocument& p) {
   std::string text;
   try {
-    text = json_dump(to_json(p), 2) + "\n";
+    text = to_json(p).dump(2) + "\n";  // strict: see ordered()
   } catch (const ojson::exception& e) {
     throw UsageError(fmt::format("{}: the profile cannot be written as JSON: {}", path.string(), e.what()));
   }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -130,6 +131,39 @@ bool has_control_chars(std::string_view text) {
     i += n == 0 ? 1 : n;
   }
   return false;
+}
+
+std::vector<std::string> summarize_warnings(std::span<const std::string> lines) {
+  const auto kind = [](std::string_view line) {
+    if (const auto colon = line.find(": "); colon != std::string_view::npos) line.remove_prefix(colon + 2);
+    std::string k;
+    for (char c : line)
+      if (!std::isdigit(static_cast<unsigned char>(c))) k += c;
+      else if (k.empty() || k.back() != '#') k += '#';
+    return k;
+  };
+  struct Group {
+    std::size_t first;   // index into lines
+    std::size_t count = 0;
+    bool same = true;    // every line equal to the first
+  };
+  std::vector<Group> groups;
+  std::unordered_map<std::string, std::size_t> by_kind;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto [it, added] = by_kind.try_emplace(kind(lines[i]), groups.size());
+    if (added) groups.push_back({i});
+    Group& g = groups[it->second];
+    ++g.count;
+    g.same = g.same && lines[i] == lines[g.first];
+  }
+  std::vector<std::string> out;
+  for (const Group& g : groups) {
+    std::string line = printable(lines[g.first], 400);
+    if (g.count > 1)
+      line += g.same ? " (" + std::to_string(g.count) + " times)" : " (and " + std::to_string(g.count - 1) + " more like it)";
+    out.push_back(std::move(line));
+  }
+  return out;
 }
 
 }  // namespace railkit

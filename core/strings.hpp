@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,6 +98,12 @@ std::string printable(std::string_view text, std::size_t max_bytes = 200);
 /// Whether `text` holds a control character (C0, DEL, or C1 as UTF-8): what printable escapes,
 /// less the bytes that are not UTF-8.
 bool has_control_chars(std::string_view text);
+
+/// Warning lines for a terminal: each through printable (at most 400 bytes), and the lines of
+/// one kind (the same text after its first ": ", digits aside) as one line, the first of them
+/// and a count: "TEXT (10000 times)" when all are the same, "TEXT (and 9999 more like it)"
+/// otherwise. In the order each kind first appears.
+std::vector<std::string> summarize_warnings(std::span<const std::string> lines);
 
 /// The whole of `text` as a decimal integer, or nullopt (no sign games: "+1", " 1", "1x" fail).
 std::optional<long long> to_int(std::string_view text);

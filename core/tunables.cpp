@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace railkit {
 namespace {
@@ -220,7 +221,7 @@ std::string tunable_value_problem(const Tunable& t, std::string_view value) {
 
 void validate_tunable_value(const Tunable& t, std::string_view value, std::string_view where) {
   const std::string why = tunable_value_problem(t, value);
-  if (!why.empty()) throw UsageError(fmt::format("{}: {}={}: {}", where, t.name, value, why));
+  if (!why.empty()) throw UsageError(fmt::format("{}: {}={}: {}", where, t.name, printable(value), why));
 }
 
 std::optional<Reach> knob_reach(std::string_view name) noexcept {

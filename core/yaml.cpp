@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "core/strings.hpp"
 
 namespace railkit {
 namespace {
@@ -140,7 +141,7 @@ class Builder {
           const std::string key(reinterpret_cast<const char*>(k.data.scalar.value), k.data.scalar.length);
           if (o.contains(key)) {
             yaml_event_delete(&k);
-            fail(k, "key '" + key + "' appears twice");
+            fail(k, "key '" + printable(key) + "' appears twice");
           }
           yaml_event_delete(&k);
           o[key] = value(depth + 1);

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "core/atomic_file.hpp"
+#include "core/strings.hpp"
 #include "topology/parse.hpp"
 
 namespace railkit::topo {
@@ -110,8 +111,9 @@ void SysfsReader::problem(const fs::path& rel, std::string_view subject, bool mi
   f.check = missing ? "input.unreadable" : "input.garbled";
   f.severity = Severity::Warning;
   f.subject = std::string(subject);
-  f.message = std::string(missing ? "cannot read " : "cannot parse ") + rel.string() +
-              (what.empty() ? std::string() : " (" + std::string(what) + ")") + "; the value is reported as unknown";
+  // `what` may quote the file's content: NUL, escapes, a megabyte line are shown escaped and cut.
+  f.message = std::string(missing ? "cannot read " : "cannot parse ") + printable(rel.string()) +
+              (what.empty() ? std::string() : " (" + printable(what) + ")") + "; the value is reported as unknown";
   f.fix = missing ? "capture the file (scripts/capture-node.sh) or check permissions"
                   : "check the driver; the file content is not in the expected format";
   problems_.push_back(std::move(f));

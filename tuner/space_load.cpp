@@ -34,7 +34,7 @@ struct KnobSpec {
 
 const Tunable& tunable_or_throw(const std::string& name, const std::string& where) {
   const Tunable* t = find_tunable(name);
-  if (!t) throw UsageError(fmt::format("{}: unknown tunable '{}' (see `railkit tune --list-tunables`)", where, name));
+  if (!t) throw UsageError(fmt::format("{}: unknown tunable '{}' (see `railkit tune --list-tunables`)", where, printable(name)));
   return *t;
 }
 
@@ -51,7 +51,7 @@ Knob make_knob(const std::string& source, std::string name, std::vector<std::str
   if (values.empty()) throw UsageError(where + ": no values");
   std::set<std::string> seen;
   for (const auto& v : values) {
-    if (!seen.insert(v).second) throw UsageError(fmt::format("{}: value '{}' listed twice", where, v));
+    if (!seen.insert(v).second) throw UsageError(fmt::format("{}: value '{}' listed twice", where, printable(v)));
     if (!v.empty()) validate_tunable_value(*k.tunable, v, source);
   }
   k.numeric = numeric.value_or(numeric_type(k.tunable->type));
@@ -67,21 +67,21 @@ Knob make_knob(const std::string& source, std::string name, std::vector<std::str
   k.values = std::move(values);
   const std::string base = baseline.value_or(k.values.front());
   const auto it = std::find(k.values.begin(), k.values.end(), base);
-  if (it == k.values.end()) throw UsageError(fmt::format("{}: baseline '{}' is not one of its values", where, base));
+  if (it == k.values.end()) throw UsageError(fmt::format("{}: baseline '{}' is not one of its values", where, printable(base)));
   k.baseline = static_cast<std::size_t>(it - k.values.begin());
   for (const auto& c : collectives)
     if (!find_collective(c))
-      throw UsageError(fmt::format("{}: unknown collective '{}'", where, c));
+      throw UsageError(fmt::format("{}: unknown collective '{}'", where, printable(c)));
   k.collectives = std::move(collectives);
   if (when) {
     static constexpr std::string_view kOps[] = {"==", "!=", ">", ">=", "<", "<=", "in", "not-in"};
     if (std::find(std::begin(kOps), std::end(kOps), when->op) == std::end(kOps))
-      throw UsageError(fmt::format("{}: condition operator '{}' is not one of ==, !=, >, >=, <, <=, in, not-in", where, when->op));
+      throw UsageError(fmt::format("{}: condition operator '{}' is not one of ==, !=, >, >=, <, <=, in, not-in", where, printable(when->op)));
     if (std::none_of(earlier.begin(), earlier.end(), [&](const Knob& e) { return e.name == when->knob; }))
-      throw UsageError(fmt::format("{}: condition on '{}', which is not an earlier knob of the space", where, when->knob));
+      throw UsageError(fmt::format("{}: condition on '{}', which is not an earlier knob of the space", where, printable(when->knob)));
     if (when->values.empty()) throw UsageError(where + ": condition without a value");
     if (when->op != "in" && when->op != "not-in" && when->values.size() != 1)
-      throw UsageError(fmt::format("{}: operator '{}' takes one value", where, when->op));
+      throw UsageError(fmt::format("{}: operator '{}' takes one value", where, printable(when->op)));
   }
   k.when = std::move(when);
   for (const auto& e : earlier)
@@ -197,7 +197,7 @@ std::vector<std::string> string_list(const json& j, const std::string& where) {
 void check_keys(const json& j, std::initializer_list<std::string_view> allowed, const std::string& where) {
   for (auto it = j.begin(); it != j.end(); ++it)
     if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
-      throw UsageError(fmt::format("{}: unknown key '{}'", where, it.key()));
+      throw UsageError(fmt::format("{}: unknown key '{}'", where, printable(it.key())));
 }
 
 }  // namespace
@@ -372,10 +372,10 @@ Config config_from_json(const Space& s, const json& j, const std::string& where)
   Config c = baseline_config(s);
   for (auto it = j.begin(); it != j.end(); ++it) {
     const auto kn = std::find_if(s.knobs.begin(), s.knobs.end(), [&](const Knob& k) { return k.name == it.key(); });
-    if (kn == s.knobs.end()) throw UsageError(fmt::format("{}: '{}' is not a knob of space {}", where, it.key(), s.name));
+    if (kn == s.knobs.end()) throw UsageError(fmt::format("{}: '{}' is not a knob of space {}", where, printable(it.key()), s.name));
     const std::string v = value_text(it.value(), where);
     const auto vi = std::find(kn->values.begin(), kn->values.end(), v);
-    if (vi == kn->values.end()) throw UsageError(fmt::format("{}: {}={} is not a value of space {}", where, it.key(), v, s.name));
+    if (vi == kn->values.end()) throw UsageError(fmt::format("{}: {}={} is not a value of space {}", where, it.key(), printable(v), s.name));
     c[static_cast<std::size_t>(kn - s.knobs.begin())] = static_cast<std::size_t>(vi - kn->values.begin());
   }
   return canonical(s, c);

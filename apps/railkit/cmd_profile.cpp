@@ -20,6 +20,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/profile.hpp"
+#include "core/strings.hpp"
 #include "profiles/check.hpp"
 #include "profiles/consume.hpp"
 
@@ -39,18 +40,23 @@ struct ProfileCli {
   std::vector<std::string> command;
 };
 
-void warn(const std::string& line) { std::cerr << "railkit: warning: " << line << "\n"; }
+void warn(const std::string& line) { std::cerr << "railkit: warning: " << printable(line, 400) << "\n"; }
+
+/// Prints warnings, repeats of one kind as one line with a count.
+void warn_all(const std::vector<std::string>& lines) {
+  for (const std::string& line : summarize_warnings(lines)) std::cerr << "railkit: warning: " << line << "\n";
+}
 
 /// Loads and validates the profile; prints each loader warning.
 ProfileDocument load(const ProfileCli& o) {
   ProfileDocument p = load_profile(o.profile);
-  for (const auto& w : p.warnings) warn(w);
+  warn_all(p.warnings);
   return p;
 }
 
 /// Prints the warnings, then writes the text to --out (atomically) or stdout.
 int emit(const ProfileCli& o, const profiles::Rendered& r) {
-  for (const auto& w : r.warnings) warn(w);
+  warn_all(r.warnings);
   if (o.out.empty() || o.out == "-") {
     std::cout << r.text << std::flush;
   } else {
@@ -74,7 +80,7 @@ std::vector<profiles::CheckItem> compare(const ProfileCli& o, const ProfileDocum
 
 int run_show(const ProfileCli& o) {
   const profiles::Rendered r = profiles::show_profile(load(o));
-  for (const auto& w : r.warnings) warn(w);
+  warn_all(r.warnings);
   std::cout << r.text << std::flush;
   return 0;
 }
@@ -102,7 +108,7 @@ int run_export(const ProfileCli& o) {
   const ProfileDocument p = load(o);
   const profiles::Rendered r = profiles::export_profile(p, profiles::parse_export_format(o.format), {o.name});
   if (!r.empty.empty()) {  // nothing for the tool: say so, write nothing (an --out file is left as it was)
-    for (const auto& w : r.warnings) warn(w);
+    warn_all(r.warnings);
     std::cerr << fmt::format("railkit: {}: --format {}: nothing to export: {}; nothing written\n",
                              profiles::display(o.profile), o.format, r.empty);
     return exit_code(ErrorCode::CheckFailed);

@@ -112,5 +112,23 @@ TEST(Printable, ControlCharacters) {
   EXPECT_FALSE(has_control_chars("\xff\xfe"));  // not UTF-8, but no control character: stored as U+FFFD
 }
 
+TEST(Printable, WarningsOfOneKindAreOneLine) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < 10000; ++i) lines.push_back("settings.env.NCCL_X_" + std::to_string(i) + ": not in the tunables table");
+  lines.push_back("rank 3: NCCL versions differ");
+  for (int i = 0; i < 5; ++i) lines.push_back("no NCCL log lines found");
+  lines.push_back("rank 1: NCCL versions differ");
+  lines.push_back(std::string("a file says \x1b[2J") + std::string(1 << 20, 'y'));
+  const auto out = summarize_warnings(lines);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0], "settings.env.NCCL_X_0: not in the tunables table (and 9999 more like it)");
+  EXPECT_EQ(out[1], "rank 3: NCCL versions differ (and 1 more like it)");
+  EXPECT_EQ(out[2], "no NCCL log lines found (5 times)");
+  EXPECT_EQ(out[3].substr(0, 22), "a file says \\x1b[2Jyyy");
+  EXPECT_NE(out[3].find("... (1048592 bytes)"), std::string::npos);
+  EXPECT_LT(out[3].size(), 500u);
+  EXPECT_TRUE(summarize_warnings({}).empty());
+}
+
 }  // namespace
 }  // namespace railkit

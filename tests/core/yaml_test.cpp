@@ -44,6 +44,8 @@ TEST(Yaml, ErrorsNameSourceLineAndColumn) {
   EXPECT_NE(message("a: [1, 2\n").find("s.yaml:"), std::string::npos);
   EXPECT_NE(message("a: &x 1\nb: *x\n").find("s.yaml:2:"), std::string::npos);
   EXPECT_NE(message("a: 1\na: 2\n").find("appears twice"), std::string::npos);
+  // A key with an escape sequence is shown escaped, never sent to the terminal (issue 14).
+  EXPECT_NE(message("\"\\e[2Jk\": 1\n\"\\e[2Jk\": 2\n").find("key '\\x1b[2Jk' appears twice"), std::string::npos);
   EXPECT_NE(message("a: 1\n---\nb: 2\n").find("more than one"), std::string::npos);
   EXPECT_NE(message("? [1, 2]\n: x\n").find("key"), std::string::npos);
 }

@@ -217,6 +217,20 @@ def warns_about_pass_through_keys(ctx):
     check("export NCCL_SOCKET_IFNAME='eth0'\n" in so, "value not exported as is: %r" % so)
 
 
+@case
+def many_warnings_of_one_kind_are_one_line(ctx):
+    """10 000 pass-through keys printed 10 000 warning lines (issue 14): one line with a count."""
+    def many(doc):
+        for i in range(10000):
+            doc["settings"]["env"]["NCCL_RAILKIT_TEST_%d" % i] = "1"
+    rc, so, se = ctx.run("env", ctx.profile("many", many))
+    check(rc == 0, "rc %d: %s" % (rc, se[-500:]))
+    lines = [l for l in se.splitlines() if "not in the tunables table" in l]
+    check(len(lines) == 1 and lines[0].endswith("passed through unchanged (and 10000 more like it)"),
+          "want one line with a count: %d lines, first %r" % (len(lines), lines[:2]))
+    check(so.count("export NCCL_RAILKIT_TEST_") == 10000, "every key still exported")
+
+
 def source_and_read(shell_argv, file, cwd, home):
     """Runs a shell that sources `file`, then python3 printing the exported KEY as bytes."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "F": file}

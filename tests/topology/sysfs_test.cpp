@@ -60,6 +60,19 @@ TEST_F(TopoSysfs, LoopsAndMissingFilesAreUnknown) {
   EXPECT_NE(rd.problems()[0].message.find("sys/class/x/missing"), std::string::npos);
 }
 
+TEST_F(TopoSysfs, ProblemsShowTheFileContentEscapedAndCut) {
+  // A garbled file's content (NUL, an escape sequence, a megabyte line) quoted in the finding
+  // would reach the terminal as is (issue 14): escaped and cut instead.
+  SysfsReader rd(SysRoot{dir_});
+  const std::string content = std::string("8.0 GT\0/s\x1b[2J", 13) + std::string(1 << 20, 'z');
+  rd.problem("sys/class/x/speed", "dev0", false, "expected '<n> GT/s', got '" + content + "'");
+  ASSERT_EQ(rd.problems().size(), 1u);
+  const std::string& m = rd.problems()[0].message;
+  EXPECT_NE(m.find("got '8.0 GT\\x00/s\\x1b[2Jzzz"), std::string::npos) << m.substr(0, 300);
+  EXPECT_NE(m.find("... (1048616 bytes)); the value is reported as unknown"), std::string::npos) << m.substr(0, 300);
+  EXPECT_LT(m.size(), 400u);
+}
+
 TEST_F(TopoSysfs, ListIsInNaturalOrder) {
   for (const char* n : {"mlx5_10", "mlx5_2", "mlx5_1"}) fs::create_directories(dir_ / "sys/class/x" / n);
   SysfsReader rd(SysRoot{dir_});
