@@ -93,9 +93,11 @@ std::vector<std::string> NcclLogSummary::nics_used() const {
 }
 
 std::vector<std::string> NcclLogSummary::nics_listed() const {
-  std::set<std::string> names;
-  for (const auto& n : nics_available) names.insert(n.name);
-  return naturally_sorted(names);
+  std::vector<std::string> names;  // nics_available is ordered by name first: one name's entries are adjacent
+  names.reserve(nics_available.size());
+  for (const auto& n : nics_available)
+    if (names.empty() || names.back() != n.name) names.push_back(n.name);
+  return naturally_sorted(std::move(names));
 }
 
 int NcclLogSummary::channels() const { return ring_channels > 0 ? ring_channels : graph_channels; }
