@@ -227,9 +227,11 @@ void validate(const AcceptOptions& o) {
   const size_t rpn = o.nodes.front().ranks.size();
   for (const auto& n : o.nodes)
     if (n.ranks.size() != rpn) throw UsageError("railkit accept: every node needs as many ranks");
-  for (const auto& [name, root] : o.suite.topo_roots)
+  for (const auto& entry : o.suite.topo_roots) {
+    const std::string& name = entry.first;
     if (std::none_of(o.nodes.begin(), o.nodes.end(), [&](const AcceptNode& n) { return n.name == name; }))
       throw UsageError("--suite: topo_roots names node '" + name + "', which is not one of the nodes under test");
+  }
 }
 
 /// The suite as judged: emulated nodes with more ranks than CPUs use oversubscribed_peer_fraction

@@ -109,7 +109,8 @@ auto dispatch(DType t, Args&&... args) {
     case DType::Half:
     case DType::BFloat16: break;  // device-only types: the NCCL backend checks them on the GPU
   }
-  return decltype(F<float>{}(args...)){};
+  using Result = decltype(F<float>{}(args...));
+  if constexpr (!std::is_void_v<Result>) return Result{};
 }
 
 template <typename T>

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
@@ -42,6 +43,7 @@ std::optional<double> to_double(const std::string& s) {
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size()) return std::nullopt;
+  if (!std::isfinite(v) || v < 0) return std::nullopt;  // perftest prints no negative, inf or nan column
   return v;
 }
 
@@ -123,8 +125,15 @@ std::optional<PerftestBw> parse_perftest_bw(std::string_view text, std::string* 
     if (!data) return fail("ib_write_bw printed its result header but no result line");
     const auto num = [&](int i) { return i >= 0 && i < static_cast<int>(data->size()) ? to_double((*data)[static_cast<size_t>(i)]) : std::nullopt; };
     PerftestBw r;
-    if (const auto v = num(i_bytes)) r.bytes = static_cast<std::uint64_t>(*v);
-    if (const auto v = num(i_iters)) r.iterations = static_cast<std::uint64_t>(*v);
+    // A count above 2^63 is no perftest output (and would not convert).
+    const auto count = [&](int i) -> std::optional<std::uint64_t> {
+      const auto v = num(i);
+      if (!v || *v >= 9.2e18) return std::nullopt;
+      return static_cast<std::uint64_t>(*v);
+    };
+    if (i_bytes >= 0 && !count(i_bytes)) return fail("ib_write_bw's #bytes column is not a byte count");
+    if (const auto v = count(i_bytes)) r.bytes = *v;
+    if (const auto v = count(i_iters)) r.iterations = *v;
     if (const auto v = num(i_peak)) r.peak_Gbps = *v * scale;
     r.average_Gbps = *num(i_avg) * scale;
     r.msg_rate_Mpps = num(i_rate);

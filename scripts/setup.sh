@@ -12,6 +12,7 @@ PACKAGES=(
   libibverbs-dev libyaml-dev
   python3 python3-jsonschema python3-matplotlib
   libns3-dev libgsl-dev
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -67,6 +67,21 @@ TEST(PerftestParse, HeaderWithoutDataLine) {
   EXPECT_NE(why.find("no result line"), std::string::npos) << why;
 }
 
+// Found by fuzz_perftest: a #bytes value beyond 2^64 (here a hex float strtod reads) was cast
+// to an integer (undefined behaviour); negative, inf and nan columns passed as numbers.
+TEST(PerftestParse, ValuesNoPerftestPrintsAreNotAResult) {
+  const std::string header = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]\n";
+  std::string why;
+  EXPECT_FALSE(parse_perftest_bw(header + " 0x006f000000000000000000000000      5000     11.0     10.0\n", &why));
+  EXPECT_NE(why.find("#bytes"), std::string::npos) << why;
+  EXPECT_FALSE(parse_perftest_bw(header + " 65536      5000     -11.0     10.0\n", &why));
+  EXPECT_FALSE(parse_perftest_bw(header + " 65536      5000     inf     nan\n", &why));
+  const auto ok = parse_perftest_bw(header + " 65536      5000     11.5     10.25\n", &why);
+  ASSERT_TRUE(ok) << why;
+  EXPECT_EQ(ok->bytes, 65536u);
+  EXPECT_DOUBLE_EQ(ok->average_Gbps, 10.25);
+}
+
 #ifdef RAILKIT_TOPO_FIXTURES
 TEST(LoopbackPlan, DgxRailsNumaGidAndCuda) {
   topo::Topology t = topo::probe_node(topo::ProbeOptions{std::string(RAILKIT_TOPO_FIXTURES) + "/dgx-h100", std::nullopt, false});
