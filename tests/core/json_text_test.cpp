@@ -86,5 +86,88 @@ TEST(JsonText, ResultsDocumentWithBadBytesIsWritten) {
   EXPECT_EQ(back["error"]["detail"]["host"], fffd);
 }
 
+// ---------------------------------------------------------------- typed field readers (issue 14)
+
+/// The UsageError message of `f`, or "" when it does not throw one.
+template <typename F>
+std::string usage_message(F&& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(JsonFields, ReadsEachSupportedType) {
+  const nlohmann::json j = nlohmann::json::parse(
+      R"({"s":"x","b":true,"d":1.5,"i":-3,"u":18446744073709551615,"f":4.0,"a":["p","q"],"m":{"K":"v"},"o":{"z":1}})");
+  EXPECT_EQ(field<std::string>(j, "s", "f.json"), "x");
+  EXPECT_TRUE(field<bool>(j, "b", "f.json"));
+  EXPECT_DOUBLE_EQ(field<double>(j, "d", "f.json"), 1.5);
+  EXPECT_DOUBLE_EQ(field<double>(j, "i", "f.json"), -3.0);
+  EXPECT_EQ(field<int>(j, "i", "f.json"), -3);
+  EXPECT_EQ(field<long long>(j, "i", "f.json"), -3);
+  EXPECT_EQ(field<std::int64_t>(j, "i", "f.json"), -3);
+  EXPECT_EQ(field<std::uint64_t>(j, "u", "f.json"), UINT64_MAX);
+  EXPECT_EQ(field<int>(j, "f", "f.json"), 4);  // a float with an integral value is that integer
+  EXPECT_EQ(field<std::vector<std::string>>(j, "a", "f.json"), (std::vector<std::string>{"p", "q"}));
+  EXPECT_EQ(field<JsonStringMap>(j, "m", "f.json"), (JsonStringMap{{"K", "v"}}));
+  EXPECT_EQ(field<nlohmann::json>(j, "o", "f.json"), nlohmann::json({{"z", 1}}));
+}
+
+TEST(JsonFields, AbsentTakesTheFallbackButAnotherTypeIsAUsageError) {
+  const nlohmann::json j = nlohmann::json::parse(R"({"name":null,"n":"7","flag":1})");
+  EXPECT_EQ(field_or(j, "missing", "dflt", "space.json"), "dflt");
+  EXPECT_EQ(field_or<int>(j, "missing", 5, "space.json"), 5);
+  EXPECT_EQ(usage_message([&] { field_or(j, "name", "dflt", "space.json"); }),
+            "space.json: name must be a string, not null");
+  EXPECT_EQ(usage_message([&] { field_or<double>(j, "n", 0.0, "results.json: results[3]"); }),
+            "results.json: results[3]: n must be a number, not string");
+  EXPECT_EQ(usage_message([&] { field_or<bool>(j, "flag", false, "x.json"); }), "x.json: flag must be a boolean, not number");
+  EXPECT_EQ(field_or<nlohmann::json>(j, "name", nlohmann::json::object(), "x.json"), nullptr);  // json takes anything
+}
+
+TEST(JsonFields, RequiredFieldsAndOptionalOnes) {
+  const nlohmann::json j = nlohmann::json::parse(R"({"root":null,"host":"h","args":["a",3]})");
+  EXPECT_EQ(usage_message([&] { field<std::string>(j, "kind", "journal.jsonl:1: launcher"); }),
+            "journal.jsonl:1: launcher: kind is missing");
+  EXPECT_EQ(usage_message([&] { field<std::string>(j, "root", "j"); }), "j: root must be a string, not null");
+  EXPECT_EQ(field_opt<std::string>(j, "root", "j"), std::nullopt);
+  EXPECT_EQ(field_opt<std::string>(j, "nothing", "j"), std::nullopt);
+  EXPECT_EQ(field_opt<std::string>(j, "host", "j"), "h");
+  EXPECT_EQ(usage_message([&] { field<std::vector<std::string>>(j, "args", "j"); }), "j: args[1] must be a string, not number");
+}
+
+TEST(JsonFields, IntegersRefuseFractionsAndValuesOutOfRange) {
+  const nlohmann::json j = nlohmann::json::parse(R"({"half":1.5,"neg":-1,"big":4294967296,"huge":1e300,"inf":2e19})");
+  EXPECT_EQ(usage_message([&] { field<int>(j, "half", "w"); }), "w: half must be an integer, not 1.5");
+  EXPECT_EQ(usage_message([&] { field<std::uint64_t>(j, "neg", "w"); }),
+            "w: neg must be an integer from 0 to 18446744073709551615, not -1");
+  EXPECT_EQ(usage_message([&] { field<unsigned>(j, "neg", "w"); }), "w: neg must be an integer from 0 to 4294967295, not -1");
+  EXPECT_EQ(usage_message([&] { field<int>(j, "big", "w"); }),
+            "w: big must be an integer from -2147483648 to 2147483647, not 4294967296");
+  EXPECT_NE(usage_message([&] { field<std::int64_t>(j, "huge", "w"); }), "");
+  EXPECT_NE(usage_message([&] { field<std::uint64_t>(j, "inf", "w"); }), "");
+  EXPECT_EQ(field<long long>(j, "big", "w"), 4294967296LL);
+}
+
+TEST(JsonFields, ANonObjectIsAUsageErrorNamingWhere) {
+  for (const char* text : {"[1,2]", "\"s\"", "null", "3"}) {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    EXPECT_EQ(usage_message([&] { field_or(j, "name", "x", "space.json"); }).rfind("space.json must be an object, not ", 0), 0u)
+        << text;
+    EXPECT_NE(usage_message([&] { field<int>(j, "n", "space.json"); }), "") << text;
+    EXPECT_NE(usage_message([&] { field_opt<int>(j, "n", "space.json"); }), "") << text;
+  }
+}
+
+TEST(JsonFields, WithJsonErrorsTurnsNlohmannExceptionsIntoUsageErrors) {
+  const nlohmann::json j = nlohmann::json::parse(R"({"name":null})");
+  EXPECT_EQ(usage_message([&] { with_json_errors("f.json", [&] { return j.at("name").get<std::string>(); }); }),
+            "f.json: type must be string, but is null");
+  EXPECT_EQ(with_json_errors("f.json", [] { return 3; }), 3);
+}
+
 }  // namespace
 }  // namespace railkit
