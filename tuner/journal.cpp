@@ -18,39 +18,43 @@ namespace railkit::tuner {
 namespace fs = std::filesystem;
 
 std::vector<nlohmann::json> read_journal(const std::filesystem::path& path) {
-  const std::string text = read_file(path);
-  std::vector<nlohmann::json> lines;
-  size_t pos = 0, good_end = 0;
-  int lineno = 0;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    ++lineno;
-    const bool complete = nl != std::string::npos;
-    const std::string line = text.substr(pos, complete ? nl - pos : std::string::npos);
-    const size_t next = complete ? nl + 1 : text.size();
-    nlohmann::json j;
-    bool parsed = true;
-    try {
-      j = parse_json(line);
-    } catch (const nlohmann::json::parse_error&) {
-      parsed = false;
+  return with_json_errors(path.string(), [&] {
+    const std::string text = read_file(path);
+    std::vector<nlohmann::json> lines;
+    size_t pos = 0, good_end = 0;
+    int lineno = 0;
+    while (pos < text.size()) {
+      const size_t nl = text.find('\n', pos);
+      ++lineno;
+      const bool complete = nl != std::string::npos;
+      const std::string line = text.substr(pos, complete ? nl - pos : std::string::npos);
+      const size_t next = complete ? nl + 1 : text.size();
+      nlohmann::json j;
+      bool parsed = true;
+      try {
+        j = parse_json(line);
+      } catch (const nlohmann::json::parse_error&) {
+        parsed = false;
+      }
+      if (!parsed || !complete || !j.is_object()) {
+        if (next < text.size() || (complete && parsed))  // a broken line before the end
+          throw UsageError(fmt::format("{}:{}: not a journal line (JSON object per line)", path.string(), lineno));
+        break;  // the torn last line of an interrupted write
+      }
+      lines.push_back(std::move(j));
+      pos = next;
+      good_end = next;
     }
-    if (!parsed || !complete || !j.is_object()) {
-      if (next < text.size() || (complete && parsed))  // a broken line before the end
-        throw UsageError(fmt::format("{}:{}: not a journal line (JSON object per line)", path.string(), lineno));
-      break;  // the torn last line of an interrupted write
+    const std::string first = path.string() + ":1";
+    if (lines.empty() || field_or(lines.front(), "type", "", first) != "session" ||
+        field_or(lines.front(), "schema", "", first) != kJournalSchema)
+      throw UsageError(path.string() + ": not a railkit tuning journal (the first line must be a " + kJournalSchema + " session)");
+    if (good_end < text.size()) {
+      if (::truncate(path.c_str(), static_cast<off_t>(good_end)) != 0)
+        throw IoError(fmt::format("{}: cannot drop its torn last line: {}", path.string(), std::strerror(errno)));
     }
-    lines.push_back(std::move(j));
-    pos = next;
-    good_end = next;
-  }
-  if (lines.empty() || lines.front().value("type", "") != "session" || lines.front().value("schema", "") != kJournalSchema)
-    throw UsageError(path.string() + ": not a railkit tuning journal (the first line must be a " + kJournalSchema + " session)");
-  if (good_end < text.size()) {
-    if (::truncate(path.c_str(), static_cast<off_t>(good_end)) != 0)
-      throw IoError(fmt::format("{}: cannot drop its torn last line: {}", path.string(), std::strerror(errno)));
-  }
-  return lines;
+    return lines;
+  });
 }
 
 void append_journal(const std::filesystem::path& path, const nlohmann::ordered_json& line) {
@@ -89,9 +93,18 @@ ojson buckets_json(const std::map<BucketKey, double>& b) {
   return a;
 }
 
-std::map<BucketKey, double> buckets_from(const json& a) {
+/// The elements of the array `a` with the path of each ("<where>[3]").
+template <class F>
+void each_element(const json& a, const std::string& where, F&& f) {
+  if (!a.is_array()) throw UsageError(fmt::format("{} must be an array, not {}", where, a.type_name()));
+  for (std::size_t i = 0; i < a.size(); ++i) f(a[i], fmt::format("{}[{}]", where, i));
+}
+
+std::map<BucketKey, double> buckets_from(const json& a, const std::string& where) {
   std::map<BucketKey, double> b;
-  for (const auto& x : a) b[{x.at("coll").get<std::string>(), x.at("bytes").get<std::uint64_t>()}] = x.at("busbw_GBps").get<double>();
+  each_element(a, where, [&](const json& x, const std::string& at) {
+    b[{field<std::string>(x, "coll", at), field<std::uint64_t>(x, "bytes", at)}] = field<double>(x, "busbw_GBps", at);
+  });
   return b;
 }
 
@@ -101,9 +114,11 @@ ojson sizes_json(const SizeValues& s) {
   return a;
 }
 
-SizeValues sizes_from(const json& a) {
+SizeValues sizes_from(const json& a, const std::string& where) {
   SizeValues s;
-  for (const auto& x : a) s[{x.at("coll").get<std::string>(), x.at("bytes").get<std::uint64_t>()}] = x.at("busbw_GBps").get<double>();
+  each_element(a, where, [&](const json& x, const std::string& at) {
+    s[{field<std::string>(x, "coll", at), field<std::uint64_t>(x, "bytes", at)}] = field<double>(x, "busbw_GBps", at);
+  });
   return s;
 }
 
@@ -119,22 +134,18 @@ TrialStatus status_from(const json& j, const std::string& source) {
 /// Runs `read`, turning a missing or mistyped field into a UsageError naming the line.
 template <class F>
 auto read_line(const std::string& what, F&& read) -> decltype(read()) {
-  try {
-    return read();
-  } catch (const json::exception& e) {
-    throw UsageError(what + " is incomplete: " + e.what());
-  }
+  return with_json_errors(what + " is incomplete", std::forward<F>(read));
 }
 
-launch::LauncherOptions launcher_from_json(const json& j) {
+launch::LauncherOptions launcher_from_json(const json& j, const std::string& where) {
   launch::LauncherOptions l;
-  l.kind = launch::parse_launcher(j.at("kind").get<std::string>());
-  l.np = j.at("np").get<int>();
-  l.ppn = j.at("ppn").get<int>();
-  l.hostfile = j.at("hostfile").get<std::string>();
-  l.args = j.at("args").get<std::vector<std::string>>();
-  l.as_root = j.at("as_root").get<bool>();
-  l.cpus = j.at("cpus").get<int>();
+  l.kind = launch::parse_launcher(field<std::string>(j, "kind", where));
+  l.np = field<int>(j, "np", where);
+  l.ppn = field<int>(j, "ppn", where);
+  l.hostfile = field<std::string>(j, "hostfile", where);
+  l.args = field<std::vector<std::string>>(j, "args", where);
+  l.as_root = field<bool>(j, "as_root", where);
+  l.cpus = field<int>(j, "cpus", where);
   return l;
 }
 
@@ -150,13 +161,13 @@ ojson dcqcn_json(const std::optional<DcqcnOnNodes>& d) {
   return ojson{{"railkit", d->railkit}, {"root", d->root}, {"netdevs", d->netdevs}, {"priority", d->priority}};
 }
 
-std::optional<DcqcnOnNodes> dcqcn_from(const json& j) {
+std::optional<DcqcnOnNodes> dcqcn_from(const json& j, const std::string& where) {
   if (j.is_null()) return std::nullopt;
   DcqcnOnNodes d;
-  d.railkit = j.at("railkit").get<std::string>();
-  d.root = j.at("root").get<std::string>();
-  d.netdevs = j.at("netdevs").get<std::vector<std::string>>();
-  d.priority = j.at("priority").get<int>();
+  d.railkit = field<std::string>(j, "railkit", where);
+  d.root = field<std::string>(j, "root", where);
+  d.netdevs = field<std::vector<std::string>>(j, "netdevs", where);
+  d.priority = field<int>(j, "priority", where);
   return d;
 }
 
@@ -164,42 +175,49 @@ ojson topo_json(const TopoSource& t) {
   return ojson{{"root", t.root.empty() ? ojson(nullptr) : ojson(t.root)}, {"railkit", t.railkit}};
 }
 
-TopoSource topo_from(const json& line) {
+TopoSource topo_from(const json& line, const std::string& where) {
   TopoSource t;
   if (!line.contains("topo")) return t;  // a journal from before the fingerprint source was journaled
   const json& j = line["topo"];
-  if (!j.at("root").is_null()) t.root = j["root"].get<std::string>();
-  t.railkit = j.at("railkit").get<std::string>();
+  const std::string at = where + ": topo";
+  json_member(j, "root", at);
+  t.root = field_opt<std::string>(j, "root", at).value_or("");
+  t.railkit = field<std::string>(j, "railkit", at);
   return t;
 }
 
 /// The options of a session line, but for the space (read first: trials need it).
-void read_options(const json& j, TuneOptions& o, BucketWeights& weights) {
-  o.strategy = j.at("strategy").get<std::string>();
-  o.budget = j.at("budget").get<int>();
-  o.seed = j.at("seed").get<std::uint64_t>();
-  o.bench = j.at("bench").get<std::string>();
-  o.bench_args = j.at("bench_args").get<std::vector<std::string>>();
-  o.iters = j.at("iters").get<int>();
-  o.launcher = launcher_from_json(j.at("launcher"));
-  o.timeout_s = j.at("timeout_s").get<double>();
-  o.kill_grace_s = j.at("kill_grace_s").get<double>();
-  if (!j.at("weights").is_null()) {
-    o.weights_path = j["weights"].at("path").get<std::string>();
-    for (const auto& b : j["weights"].at("buckets"))
-      weights[{b.at("coll").get<std::string>(), b.at("bytes").get<std::uint64_t>()}] = b.at("weight").get<double>();
+void read_options(const json& j, TuneOptions& o, BucketWeights& weights, const std::string& where) {
+  o.strategy = field<std::string>(j, "strategy", where);
+  o.budget = field<int>(j, "budget", where);
+  o.seed = field<std::uint64_t>(j, "seed", where);
+  o.bench = field<std::string>(j, "bench", where);
+  o.bench_args = field<std::vector<std::string>>(j, "bench_args", where);
+  o.iters = field<int>(j, "iters", where);
+  o.launcher = launcher_from_json(json_member(j, "launcher", where), where + ": launcher");
+  o.timeout_s = field<double>(j, "timeout_s", where);
+  o.kill_grace_s = field<double>(j, "kill_grace_s", where);
+  if (const json& w = json_member(j, "weights", where); !w.is_null()) {
+    o.weights_path = field<std::string>(w, "path", where + ": weights");
+    each_element(json_member(w, "buckets", where + ": weights"), where + ": weights.buckets",
+                 [&](const json& b, const std::string& at) {
+                   weights[{field<std::string>(b, "coll", at), field<std::uint64_t>(b, "bytes", at)}] =
+                       field<double>(b, "weight", at);
+                 });
   }
-  const json& v = j.at("validation");
-  o.validate = v.at("enabled").get<bool>();
-  o.pairs = v.at("pairs").get<int>();
-  o.validate_iters = v.at("iters").get<int>();
-  o.max_regression = v.at("max_regression").get<double>();
-  o.baseline_env = v.at("baseline_env").get<Env>();
-  o.dcqcn = dcqcn_from(j.at("dcqcn"));
-  o.topo = topo_from(j);
-  if (!j.at("emit_ompi_rules").is_null()) o.emit_ompi_rules = j["emit_ompi_rules"].get<std::string>();
-  o.profile_name = j.at("profile_name").get<std::string>();
-  o.allow_inert = j.value("allow_inert", false);  // absent in journals written before knobs' reach was judged
+  const json& v = json_member(j, "validation", where);
+  const std::string vw = where + ": validation";
+  o.validate = field<bool>(v, "enabled", vw);
+  o.pairs = field<int>(v, "pairs", vw);
+  o.validate_iters = field<int>(v, "iters", vw);
+  o.max_regression = field<double>(v, "max_regression", vw);
+  o.baseline_env = field<Env>(v, "baseline_env", vw);
+  o.dcqcn = dcqcn_from(json_member(j, "dcqcn", where), where + ": dcqcn");
+  o.topo = topo_from(j, where);
+  json_member(j, "emit_ompi_rules", where);
+  o.emit_ompi_rules = field_opt<std::string>(j, "emit_ompi_rules", where);
+  o.profile_name = field<std::string>(j, "profile_name", where);
+  o.allow_inert = field_or(j, "allow_inert", false, where);  // absent in journals written before knobs' reach was judged
 }
 
 }  // namespace
@@ -240,12 +258,13 @@ ojson to_json(const SessionRecord& r) {
 SessionRecord session_from_json(const json& line, const fs::path& dir) {
   const std::string source = (dir / "journal.jsonl").string();
   SessionRecord r;
-  r.options.space = parse_space(read_line(source + ": its session line", [&]() -> const json& { return line.at("space"); }),
+  r.options.space = parse_space(json_member(line, "space", source + ":1: session"),
                                 source + ": space");
   read_line(source + ": its session line", [&] {
-    r.created = line.value("created", "");
-    r.railkit_version = line.value("railkit_version", "");
-    read_options(line, r.options, r.weights);
+    const std::string where = source + ":1: session";
+    r.created = field_or(line, "created", "", where);
+    r.railkit_version = field_or(line, "railkit_version", "", where);
+    read_options(line, r.options, r.weights, where);
     return 0;
   });
   r.options.out_dir = dir;
@@ -273,28 +292,28 @@ ojson to_json(const Space& space, const TrialRecord& r) {
 }
 
 TrialRecord trial_from_json(const Space& space, const json& line, const std::string& source) {
-  const std::string what = fmt::format("{}: trial {}", source, json_dump(line.value("trial", json())));
+  const std::string what = fmt::format("{}: trial {}", source, json_dump(field_or(line, "trial", json(), source)));
   return read_line(what, [&] {
     TrialRecord t;
-    t.id = line.at("trial").get<int>();
-    t.proposal.config = config_from_json(space, line.at("config"), what);
-    t.proposal.fidelity = line.at("fidelity").get<int>();
-    t.label = line.value("label", "");
-    t.iters = line.value("iters", 0);
-    t.settings.env = line.value("env", Env{});
-    t.settings.dcqcn = line.value("dcqcn", Env{});
-    t.status = status_from(line.at("status"), source);
-    t.results = line.value("results", "");
-    if (const json& o = line.at("objective"); !o.is_null()) {
+    t.id = field<int>(line, "trial", what);
+    t.proposal.config = config_from_json(space, json_member(line, "config", what), what);
+    t.proposal.fidelity = field<int>(line, "fidelity", what);
+    t.label = field_or(line, "label", "", what);
+    t.iters = field_or(line, "iters", 0, what);
+    t.settings.env = field_or(line, "env", Env{}, what);
+    t.settings.dcqcn = field_or(line, "dcqcn", Env{}, what);
+    t.status = status_from(json_member(line, "status", what), source);
+    t.results = field_or(line, "results", "", what);
+    if (const json& o = json_member(line, "objective", what); !o.is_null()) {
       if (!o.is_number())
         throw UsageError(fmt::format("{}: objective must be a number (GB/s) or null, not {} {}", what, o.type_name(),
                                      json_dump(o)));
       t.objective = o.get<double>();
     }
-    t.buckets = buckets_from(line.at("buckets"));
-    t.elapsed_s = line.value("elapsed_s", 0.0);
-    t.started = line.value("started", "");
-    t.error = line.value("error", "");
+    t.buckets = buckets_from(json_member(line, "buckets", what), what + ": buckets");
+    t.elapsed_s = field_or(line, "elapsed_s", 0.0, what);
+    t.started = field_or(line, "started", "", what);
+    t.error = field_or(line, "error", "", what);
     return t;
   });
 }
@@ -323,23 +342,23 @@ std::string validation_role(std::size_t candidate) {
 }
 
 ValidationRecord validation_from_json(const Space& space, const json& line, const std::string& source) {
-  const std::string what = fmt::format("{}: validation round {} {}", source, json_dump(line.value("round", json())),
-                                       json_dump(line.value("role", json())));
+  const std::string what = fmt::format("{}: validation round {} {}", source, json_dump(field_or(line, "round", json(), source)),
+                                       json_dump(field_or(line, "role", json(), source)));
   return read_line(what, [&] {
     ValidationRecord r;
-    r.round = line.at("round").get<int>();
-    r.role = line.at("role").get<std::string>();
+    r.round = field<int>(line, "round", what);
+    r.role = field<std::string>(line, "role", what);
     if (line.contains("config") && !line["config"].is_null()) r.config = config_from_json(space, line["config"], what);
-    r.settings.env = line.value("env", Env{});
-    r.settings.dcqcn = line.value("dcqcn", Env{});
-    r.iters = line.value("iters", 0);
-    r.status = status_from(line.at("status"), source);
-    r.results = line.value("results", "");
-    r.backend = line.value("backend", "");
-    r.buckets = buckets_from(line.at("buckets"));
-    r.sizes = sizes_from(line.at("sizes"));
-    r.elapsed_s = line.value("elapsed_s", 0.0);
-    r.error = line.value("error", "");
+    r.settings.env = field_or(line, "env", Env{}, what);
+    r.settings.dcqcn = field_or(line, "dcqcn", Env{}, what);
+    r.iters = field_or(line, "iters", 0, what);
+    r.status = status_from(json_member(line, "status", what), source);
+    r.results = field_or(line, "results", "", what);
+    r.backend = field_or(line, "backend", "", what);
+    r.buckets = buckets_from(json_member(line, "buckets", what), what + ": buckets");
+    r.sizes = sizes_from(json_member(line, "sizes", what), what + ": sizes");
+    r.elapsed_s = field_or(line, "elapsed_s", 0.0, what);
+    r.error = field_or(line, "error", "", what);
     return r;
   });
 }
@@ -367,23 +386,27 @@ ojson to_json(const FingerprintFacts& r) {
 
 FingerprintFacts topology_from_json(const json& line, const std::string& source) {
   return read_line(source + ": its topology line", [&] {
+    const std::string where = source + ": topology";
     FingerprintFacts f;
-    f.source = line.at("source").get<std::string>();
+    f.source = field<std::string>(line, "source", where);
     if (f.source != "nodes" && f.source != "topo-root")
       throw UsageError(source + ": topology line: unknown source " + json_dump(line["source"]));
-    if (!line.at("root").is_null()) f.root = line["root"].get<std::string>();
-    for (const auto& x : line.at("nodes")) {
+    json_member(line, "root", where);
+    f.root = field_opt<std::string>(line, "root", where).value_or("");
+    each_element(json_member(line, "nodes", where), where + ": nodes", [&](const json& x, const std::string& at) {
       NodeFingerprint n;
-      n.host = x.at("host").get<std::string>();
-      if (!x.at("fingerprint").is_null()) n.hash = x["fingerprint"].get<std::string>();
-      n.nic_models = x.at("nic_models").get<std::vector<std::string>>();
-      if (!x.at("document").is_null()) n.document = x["document"].get<std::string>();
-      n.error = x.value("error", "");
-      if (x.contains("facts"))  // absent in journals written before profiles stored the facts
-        n.facts = x["facts"].get<std::map<std::string, std::string>>();
+      n.host = field<std::string>(x, "host", at);
+      json_member(x, "fingerprint", at);
+      n.hash = field_opt<std::string>(x, "fingerprint", at).value_or("");
+      n.nic_models = field<std::vector<std::string>>(x, "nic_models", at);
+      json_member(x, "document", at);
+      n.document = field_opt<std::string>(x, "document", at).value_or("");
+      n.error = field_or(x, "error", "", at);
+      // absent in journals written before profiles stored the facts
+      n.facts = field_or(x, "facts", std::map<std::string, std::string>{}, at);
       f.nodes.push_back(std::move(n));
-    }
-    f.probed = line.value("probed", "");
+    });
+    f.probed = field_or(line, "probed", "", where);
     return f;
   });
 }
@@ -395,30 +418,33 @@ ojson to_json(const DoneRecord& r) {
 DoneRecord done_from_json(const json& line, const std::string& source) {
   return read_line(source + ": its done line", [&] {
     DoneRecord d;
-    d.profile = line.at("profile").get<std::string>();
-    d.validated = line.at("validated").get<bool>();
-    d.finished = line.value("finished", "");
+    const std::string where = source + ": done";
+    d.profile = field<std::string>(line, "profile", where);
+    d.validated = field<bool>(line, "validated", where);
+    d.finished = field_or(line, "finished", "", where);
     return d;
   });
 }
 
 JournalRecords parse_journal(const std::vector<json>& lines, const fs::path& dir) {
   const std::string source = (dir / "journal.jsonl").string();
-  JournalRecords j;
-  j.session = session_from_json(lines.at(0), dir);
-  const Space& space = j.session.options.space;
-  for (std::size_t i = 1; i < lines.size(); ++i) {  // read_journal keeps every line up to the end: i is line i + 1
-    const json& line = lines[i];
-    const std::string at = fmt::format("{}:{}", source, i + 1);
-    const std::string type = line.value("type", "");
-    if (type == "trial") j.trials.push_back(trial_from_json(space, line, at));
-    else if (type == "validation") j.validations.push_back(validation_from_json(space, line, at));
-    else if (type == "topology") j.topology = topology_from_json(line, at);
-    else if (type == "done") j.done = done_from_json(line, at);
-    else if (type == "budget")  // --resume --budget N: the session's budget from here on
-      j.session.options.budget = read_line(at + ": its budget line", [&] { return line.at("budget").get<int>(); });
-  }
-  return j;
+  return with_json_errors(source, [&] {
+    JournalRecords j;
+    j.session = session_from_json(lines.at(0), dir);
+    const Space& space = j.session.options.space;
+    for (std::size_t i = 1; i < lines.size(); ++i) {  // read_journal keeps every line up to the end: i is line i + 1
+      const json& line = lines[i];
+      const std::string at = fmt::format("{}:{}", source, i + 1);
+      const std::string type = field_or(line, "type", "", at);
+      if (type == "trial") j.trials.push_back(trial_from_json(space, line, at));
+      else if (type == "validation") j.validations.push_back(validation_from_json(space, line, at));
+      else if (type == "topology") j.topology = topology_from_json(line, at);
+      else if (type == "done") j.done = done_from_json(line, at);
+      else if (type == "budget")  // --resume --budget N: the session's budget from here on
+        j.session.options.budget = field<int>(line, "budget", at);
+    }
+    return j;
+  });
 }
 
 }  // namespace railkit::tuner

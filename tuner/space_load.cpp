@@ -229,14 +229,16 @@ Space builtin_space(std::string_view name, const OmpiAlgorithmCounts& ompi_count
   throw UsageError(fmt::format("--space {}: no such built-in space and no such file (built-in: {})", name, names));
 }
 
-Space parse_space(const json& doc, const std::string& source) {
+namespace {
+
+Space parse_space_fields(const json& doc, const std::string& source) {
   if (!doc.is_object()) throw UsageError(source + ": a space must be a JSON object");
   check_keys(doc, {"schema", "name", "doc", "fixed", "knobs"}, source);
-  if (doc.value("schema", "") != kSpaceSchema)
+  if (field_or(doc, "schema", "", source) != kSpaceSchema)
     throw UsageError(fmt::format("{}: schema must be \"{}\"", source, kSpaceSchema));
   Space s;
   s.source = source;
-  s.name = doc.value("name", std::filesystem::path(source).stem().string());
+  s.name = field_or(doc, "name", std::filesystem::path(source).stem().string(), source);
   if (doc.contains("doc")) {
     if (!doc["doc"].is_string()) throw UsageError(source + ": doc must be a string");
     s.doc = doc["doc"].get<std::string>();
@@ -284,6 +286,12 @@ Space parse_space(const json& doc, const std::string& source) {
                                 std::move(colls), std::move(when), s.knobs));
   }
   return s;
+}
+
+}  // namespace
+
+Space parse_space(const json& doc, const std::string& source) {
+  return with_json_errors(source, [&] { return parse_space_fields(doc, source); });
 }
 
 Space load_space(const std::filesystem::path& path) {

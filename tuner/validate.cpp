@@ -64,7 +64,7 @@ BucketWeights load_weights(const std::string& path) {
   } catch (const nlohmann::json::parse_error& e) {
     throw UsageError("--weights " + path + ": not JSON: " + json_error_text(e));
   }
-  if (!j.is_object() || j.value("schema", "") != "railkit.weights/1" || !j.contains("messages") || !j["messages"].is_array())
+  if (!j.is_object() || field_or(j, "schema", nlohmann::json(), "--weights " + path) != "railkit.weights/1" || !j.contains("messages") || !j["messages"].is_array())
     throw UsageError("--weights " + path + ": expected {\"schema\": \"railkit.weights/1\", \"messages\": [{\"coll\", \"bytes\", \"count\"}]}");
   BucketWeights w;
   for (size_t i = 0; i < j["messages"].size(); ++i) {

@@ -449,5 +449,53 @@ TEST(JournalRecords, WrongTypesAreUsageErrorsNamingFileAndLine) {
   }
 }
 
+TEST(JournalRecords, MistypedFieldsNameTheKey) {
+  // Issue 14: a field of the wrong type is a UsageError naming journal.jsonl, the line and the key,
+  // not "[json.exception.type_error.302] ..." (internal error, exit 1).
+  struct Case {
+    const char* key;
+    json value;
+  };
+  for (const Case& c : {Case{"fidelity", json("2")}, Case{"iters", json("3")}, Case{"elapsed_s", json("1s")},
+                        Case{"label", json(7)}, Case{"env", json({{"NCCL_PROTO", 1}})}, Case{"trial", json(-1.5)}}) {
+    ScratchDir d;
+    const fs::path p = d.path / "journal.jsonl";
+    SessionRecord sr;
+    sr.options.space = two_knob_space();
+    append_journal(p, to_json(sr));
+    json bad = reread(to_json(sr.options.space, sample_trial(sr.options.space)));
+    bad[c.key] = c.value;
+    append_journal(p, ojson::parse(bad.dump()));
+    const std::string m = usage_error_of([&] { parse_journal(read_journal(p), d.path); });
+    EXPECT_NE(m.find(p.string() + ":2"), std::string::npos) << c.key << ": " << m;
+    EXPECT_NE(m.find(c.key), std::string::npos) << c.key << ": " << m;
+  }
+}
+
+TEST(JournalRecords, SessionLineWithANumberSchemaIsAUsageError) {
+  ScratchDir d;
+  const fs::path p = d.path / "journal.jsonl";
+  SessionRecord sr;
+  sr.options.space = two_knob_space();
+  json line = reread(to_json(sr));
+  line["schema"] = 5;
+  append_journal(p, ojson::parse(line.dump()));
+  const std::string m = usage_error_of([&] { read_journal(p); });
+  EXPECT_NE(m.find(p.string()), std::string::npos) << m;
+  EXPECT_NE(m.find("schema must be a string, not number"), std::string::npos) << m;
+
+  // A session option of the wrong type names the key too.
+  for (const char* key : {"budget", "seed", "timeout_s", "bench_args", "profile_name"}) {
+    json s = reread(to_json(sr));
+    s[key] = json::object({{"x", 1}});
+    const std::string k = usage_error_of([&] { session_from_json(s, d.path); });
+    EXPECT_NE(k.find(std::string(key) + " must be"), std::string::npos) << key << ": " << k;
+  }
+  json launcher = reread(to_json(sr));
+  launcher["launcher"]["np"] = "4";
+  EXPECT_NE(usage_error_of([&] { session_from_json(launcher, d.path); }).find("launcher: np must be an integer, not string"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace railkit::tuner

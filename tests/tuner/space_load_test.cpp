@@ -187,6 +187,18 @@ const char* const kCustomSpace = R"({
   ]
 })";
 
+TEST(SpaceLoad, MistypedTopLevelFieldsAreUsageErrors) {
+  // Issue 14: "name": null read as a raw type_error (internal error, exit 1).
+  const json qps = {{"name", "NCCL_IB_QPS_PER_CONNECTION"}, {"values", {1, 2}}};
+  json null_name = one_knob_doc(qps);
+  null_name["name"] = nullptr;
+  EXPECT_EQ(usage_error_of([&] { parse_space(null_name, "my-space.json"); }), "my-space.json: name must be a string, not null");
+  json number_schema = one_knob_doc(qps);
+  number_schema["schema"] = 5;
+  EXPECT_EQ(usage_error_of([&] { parse_space(number_schema, "my-space.json"); }),
+            "my-space.json: schema must be a string, not number");
+}
+
 TEST(SpaceLoad, ValidSpaceFile) {
   ScratchDir d;
   const auto p = d.write("custom.json", kCustomSpace);
