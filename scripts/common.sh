@@ -16,8 +16,9 @@ railkit_build() {
   "$RAILKIT_ROOT/scripts/setup.sh"
   if [ ! -f "$RAILKIT_BUILD/build.ninja" ]; then
     local extra=()
-    # CI compiles the NCCL backend's kernels for one architecture (sm_90) to save time.
-    [ -n "${CI:-}" ] && extra+=(-DRAILKIT_CUDA_ARCHS=90)
+    # CI compiles the NCCL backend's kernels for one architecture (sm_90), and C++ without debug
+    # information (a fifth of the compile time; the sanitizer build keeps line tables), to save time.
+    [ -n "${CI:-}" ] && extra+=(-DRAILKIT_CUDA_ARCHS=90 "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG")
     cmake -S "$RAILKIT_ROOT" -B "$RAILKIT_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${extra[@]}" >/dev/null
   fi
   local targets=()
