@@ -449,7 +449,9 @@ ojson to_json(const ProfileDocument& p) {
   return j;
 }
 
-ProfileDocument profile_from_json(const json& j, const std::string& source) {
+namespace {
+
+ProfileDocument read_profile_document(const json& j, const std::string& source) {
   ProfileDocument p;
   const Reader r(source, p.warnings);
   const Node root{j, ""};
@@ -475,6 +477,12 @@ ProfileDocument profile_from_json(const json& j, const std::string& source) {
     p.expectations.push_back(read_expectation(r, {expectations.v[i], Reader::index_path(expectations.path, i)}));
   p.evidence = read_evidence(r, r.at(root, "evidence"), p.cluster);
   return p;
+}
+
+}  // namespace
+
+ProfileDocument profile_from_json(const json& j, const std::string& source) {
+  return with_json_errors(source, [&] { return read_profile_document(j, source); });
 }
 
 ProfileDocument load_profile(const std::filesystem::path& path) {

@@ -15,14 +15,14 @@ ojson summary_json(const Summary& s) {
   return {{"avg", s.avg}, {"min", s.min}, {"max", s.max}, {"p50", s.p50}, {"p99", s.p99}, {"cv", s.cv}};
 }
 
-Summary summary_from(const json& j) {
+Summary summary_from(const json& j, const std::string& where) {
   Summary s;
-  s.avg = j.at("avg").get<double>();
-  s.min = j.at("min").get<double>();
-  s.max = j.at("max").get<double>();
-  s.p50 = j.at("p50").get<double>();
-  s.p99 = j.at("p99").get<double>();
-  s.cv = j.at("cv").get<double>();
+  s.avg = field<double>(j, "avg", where);
+  s.min = field<double>(j, "min", where);
+  s.max = field<double>(j, "max", where);
+  s.p50 = field<double>(j, "p50", where);
+  s.p99 = field<double>(j, "p99", where);
+  s.cv = field<double>(j, "cv", where);
   return s;
 }
 
@@ -49,27 +49,29 @@ ojson record_json(const ResultRecord& r) {
   return j;
 }
 
-ResultRecord record_from(const json& j) {
+ResultRecord record_from(const json& j, const std::string& where) {
   ResultRecord r;
-  r.op = j.at("op").get<std::string>();
-  r.dtype = j.at("dtype").get<std::string>();
-  r.redop = j.at("redop").get<std::string>();
-  r.root = j.at("root").get<int>();
-  r.bytes = j.at("bytes").get<std::uint64_t>();
-  r.count = j.at("count").get<std::uint64_t>();
-  r.in_place = j.at("in_place").get<bool>();
-  r.cycle = j.value("cycle", 0);
-  r.iters = j.value("iters", 0);
-  r.time_us = summary_from(j.at("time_us"));
-  r.algbw_GBps = j.at("algbw_GBps").get<double>();
-  r.busbw_GBps = j.at("busbw_GBps").get<double>();
-  if (!j.at("wrong").is_null()) r.wrong = j.at("wrong").get<std::int64_t>();
-  const json& k = j.at("ranks");
-  r.ranks.time_us_min = k.at("time_us_min").get<double>();
-  r.ranks.time_us_max = k.at("time_us_max").get<double>();
-  r.ranks.slowest_rank = k.at("slowest_rank").get<int>();
-  r.ranks.slowest_host = k.at("slowest_host").get<std::string>();
-  if (j.contains("group") && !j.at("group").is_null()) r.group = j.at("group").get<std::string>();
+  r.op = field<std::string>(j, "op", where);
+  r.dtype = field<std::string>(j, "dtype", where);
+  r.redop = field<std::string>(j, "redop", where);
+  r.root = field<int>(j, "root", where);
+  r.bytes = field<std::uint64_t>(j, "bytes", where);
+  r.count = field<std::uint64_t>(j, "count", where);
+  r.in_place = field<bool>(j, "in_place", where);
+  r.cycle = field_or(j, "cycle", 0, where);
+  r.iters = field_or(j, "iters", 0, where);
+  r.time_us = summary_from(json_member(j, "time_us", where), where + ".time_us");
+  r.algbw_GBps = field<double>(j, "algbw_GBps", where);
+  r.busbw_GBps = field<double>(j, "busbw_GBps", where);
+  json_member(j, "wrong", where);
+  if (const auto wrong = field_opt<std::int64_t>(j, "wrong", where)) r.wrong = *wrong;
+  const std::string kw = where + ".ranks";
+  const json& k = json_member(j, "ranks", where);
+  r.ranks.time_us_min = field<double>(k, "time_us_min", kw);
+  r.ranks.time_us_max = field<double>(k, "time_us_max", kw);
+  r.ranks.slowest_rank = field<int>(k, "slowest_rank", kw);
+  r.ranks.slowest_host = field<std::string>(k, "slowest_host", kw);
+  r.group = field_opt<std::string>(j, "group", where);
   return r;
 }
 
@@ -124,40 +126,41 @@ std::string dump_results(const ResultsDocument& d, int indent) {
 }
 
 void from_json(const json& j, ResultsDocument& d) {
-  try {
-    d.schema = j.at("schema").get<std::string>();
+  with_json_errors("malformed results document", [&] {
+    const std::string top = "document";
+    d.schema = field<std::string>(j, "schema", top);
     if (d.schema != kResultsSchema)
       throw UsageError("unsupported results schema '" + d.schema + "' (expected " + kResultsSchema + ")");
-    const json& r = j.at("run");
-    d.run.label = r.at("label").get<std::string>();
-    d.run.backend = r.at("backend").get<std::string>();
-    d.run.backend_version = r.at("backend_version").get<std::string>();
-    d.run.railkit_version = r.value("railkit_version", "");
-    d.run.nranks = r.at("nranks").get<int>();
-    d.run.nnodes = r.at("nnodes").get<int>();
-    d.run.hosts = r.at("hosts").get<std::vector<std::string>>();
-    d.run.command = r.at("command").get<std::string>();
-    d.run.env = r.at("env").get<std::map<std::string, std::string>>();
-    d.run.start_time = r.value("start_time", "");
-    d.run.average = r.value("average", "avg");
-    d.run.options = r.value("options", json::object());
-    d.run.split = r.value("split", json(nullptr));
+    const json& r = json_member(j, "run", top);
+    d.run.label = field<std::string>(r, "label", "run");
+    d.run.backend = field<std::string>(r, "backend", "run");
+    d.run.backend_version = field<std::string>(r, "backend_version", "run");
+    d.run.railkit_version = field_or(r, "railkit_version", "", "run");
+    d.run.nranks = field<int>(r, "nranks", "run");
+    d.run.nnodes = field<int>(r, "nnodes", "run");
+    d.run.hosts = field<std::vector<std::string>>(r, "hosts", "run");
+    d.run.command = field<std::string>(r, "command", "run");
+    d.run.env = field<std::map<std::string, std::string>>(r, "env", "run");
+    d.run.start_time = field_or(r, "start_time", "", "run");
+    d.run.average = field_or(r, "average", "avg", "run");
+    d.run.options = field_or(r, "options", json::object(), "run");
+    d.run.split = field_or(r, "split", json(nullptr), "run");
     d.results.clear();
-    for (const auto& rec : j.at("results")) d.results.push_back(record_from(rec));
-    d.observed = j.value("observed", json::object());
-    const json& s = j.at("summary");
-    d.summary.avg_busbw_GBps = s.at("avg_busbw_GBps").get<double>();
-    d.summary.errors = s.at("errors").get<std::int64_t>();
-    d.summary.complete = s.value("complete", true);
+    const json& results = json_member(j, "results", top);
+    if (!results.is_array()) throw UsageError(std::string("results must be an array, not ") + results.type_name());
+    for (std::size_t i = 0; i < results.size(); ++i) d.results.push_back(record_from(results[i], "results[" + std::to_string(i) + "]"));
+    d.observed = field_or(j, "observed", json::object(), top);
+    const json& s = json_member(j, "summary", top);
+    d.summary.avg_busbw_GBps = field<double>(s, "avg_busbw_GBps", "summary");
+    d.summary.errors = field<std::int64_t>(s, "errors", "summary");
+    d.summary.complete = field_or(s, "complete", true, "summary");
     d.error.reset();
     if (j.contains("error") && !j.at("error").is_null()) {
       const json& e = j.at("error");
-      d.error = ErrorRecord{e.at("code").get<std::string>(), e.at("exit_code").get<int>(),
-                            e.at("message").get<std::string>(), e.value("detail", json::object())};
+      d.error = ErrorRecord{field<std::string>(e, "code", "error"), field<int>(e, "exit_code", "error"),
+                            field<std::string>(e, "message", "error"), field_or(e, "detail", json::object(), "error")};
     }
-  } catch (const json::exception& e) {
-    throw UsageError(std::string("malformed results document: ") + e.what());
-  }
+  });
 }
 
 ResultsDocument load_results(const std::string& path) {

@@ -144,7 +144,7 @@ Factor load_matrix(const fs::path& path) {
   } catch (const json::parse_error& e) {
     throw UsageError("--matrix " + path.string() + ": not JSON: " + json_error_text(e));
   }
-  return parse_matrix(doc, path.string());
+  return with_json_errors("--matrix " + path.string(), [&] { return parse_matrix(doc, path.string()); });
 }
 
 std::vector<Factor> preset_factors(std::string_view preset, const topo::Topology* topo) {

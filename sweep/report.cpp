@@ -129,8 +129,9 @@ std::vector<std::string> sweep_notes(const SweepDocument& doc) {
                                 "and no configuration that only changes them is a winner",
                                 join(knobs, ", "), doc.inert_backend, doc.allow_inert ? " (--allow-inert)" : ""));
   }
-  if (doc.topology.is_object() && !doc.topology.value("measured_node", true))
-    notes.push_back(doc.topology.value("note", std::string("the rails were not probed on the measured node")));
+  // sweep_from_json checked the types of both
+  if (doc.topology.is_object() && !field_or(doc.topology, "measured_node", true, "sweep.json: topology"))
+    notes.push_back(field_or(doc.topology, "note", "the rails were not probed on the measured node", "sweep.json: topology"));
   return notes;
 }
 

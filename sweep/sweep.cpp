@@ -59,11 +59,11 @@ ojson record_to_json(const LaunchRecord& l) {
   return j;
 }
 
+/// j[key] as T; absent or null: `fallback`; another type: a UsageError naming `where` and the key.
 template <class T>
-T get_or(const json& j, const char* key, T fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  return it->get<T>();
+T get_or(const json& j, const char* key, T fallback, const std::string& where) {
+  auto v = field_opt<T>(j, key, where);
+  return v ? std::move(*v) : std::move(fallback);
 }
 
 }  // namespace
@@ -122,74 +122,90 @@ ojson to_json(const SweepDocument& d) {
 
 namespace {
 
-LaunchRecord launch_from_json(const json& c, const std::string& source) {
+LaunchRecord launch_from_json(const json& c, const std::string& source, const std::string& where) {
   LaunchRecord l;
   ConfigRecord& r = l.run;
-  l.round = get_or<int>(c, "round", 1);
-  r.name = c.at("name").get<std::string>();
+  l.round = get_or<int>(c, "round", 1, where);
+  r.name = field<std::string>(c, "name", where);
   if (l.round < 1) throw UsageError(fmt::format("{}: launch of '{}' in round {} (rounds count from 1)", source, r.name, l.round));
-  r.env = c.value("env", std::map<std::string, std::string>{});
-  r.args = get_or<std::vector<std::string>>(c, "args", {});
-  const std::string status = c.at("status").get<std::string>();
+  r.env = get_or<std::map<std::string, std::string>>(c, "env", {}, where);
+  r.args = get_or<std::vector<std::string>>(c, "args", {}, where);
+  const std::string status = field<std::string>(c, "status", where);
   const auto st = parse_trial_status(status);
   if (!st || *st == TrialStatus::Interrupted)
     throw UsageError(source + ": config '" + r.name + "': unknown status '" + status + "'");
   r.status = *st;
-  l.backend = get_or<std::string>(c, "backend", "");
-  l.inert = get_or<std::vector<std::string>>(c, "inert", {});
-  r.results = get_or<std::string>(c, "results", "");
-  r.stdout_file = get_or<std::string>(c, "stdout", "");
-  r.stderr_file = get_or<std::string>(c, "stderr", "");
-  if (c.contains("exit_code") && !c["exit_code"].is_null()) r.exit_code = c["exit_code"].get<int>();
-  r.elapsed_s = get_or<double>(c, "elapsed_s", 0.0);
-  r.started = get_or<std::string>(c, "started", "");
-  r.command = get_or<std::vector<std::string>>(c, "command", {});
-  r.error = get_or<std::string>(c, "error", "");
-  r.stderr_tail = get_or<std::string>(c, "stderr_tail", "");
+  l.backend = get_or<std::string>(c, "backend", "", where);
+  l.inert = get_or<std::vector<std::string>>(c, "inert", {}, where);
+  r.results = get_or<std::string>(c, "results", "", where);
+  r.stdout_file = get_or<std::string>(c, "stdout", "", where);
+  r.stderr_file = get_or<std::string>(c, "stderr", "", where);
+  r.exit_code = field_opt<int>(c, "exit_code", where);
+  r.elapsed_s = get_or<double>(c, "elapsed_s", 0.0, where);
+  r.started = get_or<std::string>(c, "started", "", where);
+  r.command = get_or<std::vector<std::string>>(c, "command", {}, where);
+  r.error = get_or<std::string>(c, "error", "", where);
+  r.stderr_tail = get_or<std::string>(c, "stderr_tail", "", where);
   return l;
 }
 
 }  // namespace
 
 SweepDocument sweep_from_json(const json& j, const std::string& source) {
-  try {
-    const std::string schema = j.is_object() ? j.value("schema", "") : "";
+  return with_json_errors(source + ": malformed sweep document", [&] {
+    const json schema = j.is_object() ? field_or(j, "schema", json(), source) : json();
     if (schema != kSweepSchema && schema != kSweepSchemaV1)
       throw UsageError(source + ": not a railkit sweep document (schema " + std::string(kSweepSchema) + ")");
     const bool v1 = schema == kSweepSchemaV1;
     SweepDocument d;
-    d.railkit_version = get_or<std::string>(j, "railkit_version", "");
-    d.created = get_or<std::string>(j, "created", "");
-    d.updated = get_or<std::string>(j, "updated", "");
-    d.bench = get_or<std::string>(j, "bench", "");
-    d.bench_args = get_or<std::vector<std::string>>(j, "bench_args", {});
-    d.launcher = j.value("launcher", json::object());
-    d.timeout_s = get_or<double>(j, "timeout_s", 0.0);
-    d.baseline = get_or<std::string>(j, "baseline", "");
-    d.rounds = get_or<int>(j, "rounds", 1);
+    d.railkit_version = get_or<std::string>(j, "railkit_version", "", source);
+    d.created = get_or<std::string>(j, "created", "", source);
+    d.updated = get_or<std::string>(j, "updated", "", source);
+    d.bench = get_or<std::string>(j, "bench", "", source);
+    d.bench_args = get_or<std::vector<std::string>>(j, "bench_args", {}, source);
+    d.launcher = field_or(j, "launcher", json::object(), source);
+    d.timeout_s = get_or<double>(j, "timeout_s", 0.0, source);
+    d.baseline = get_or<std::string>(j, "baseline", "", source);
+    d.rounds = get_or<int>(j, "rounds", 1, source);
     if (d.rounds < 1) throw UsageError(source + ": rounds must be >= 1");
-    d.seed = get_or<std::uint64_t>(j, "seed", 0);
-    d.order = get_or<std::vector<std::vector<std::string>>>(j, "order", {});
-    d.backend = j.contains("backend") && j["backend"].is_object() ? j["backend"] : json::object();
-    d.allow_inert = get_or<bool>(j, "allow_inert", false);
-    if (j.contains("inert") && j["inert"].is_object()) {
-      d.inert_backend = get_or<std::string>(j["inert"], "backend", "");
-      for (const auto& k : j["inert"].value("knobs", json::array()))
-        d.inert.push_back(InertKnob{k.at("name").get<std::string>(), get_or<std::string>(k, "reaches", ""),
-                                    get_or<std::string>(k, "source", "")});
+    d.seed = get_or<std::uint64_t>(j, "seed", 0, source);
+    if (const json order = field_or(j, "order", json(), source); !order.is_null()) {
+      if (!order.is_array()) throw UsageError(fmt::format("{}: order must be an array, not {}", source, order.type_name()));
+      for (std::size_t i = 0; i < order.size(); ++i)
+        d.order.push_back(json_as<std::vector<std::string>>(order[i], fmt::format("{}: order[{}]", source, i)));
     }
-    d.topology = j.value("topology", json(nullptr));
-    for (const auto& c : j.value("planned", json::array()))
-      d.planned.push_back(BenchConfig{c.at("name").get<std::string>(),
-                                      c.value("env", std::map<std::string, std::string>{}),
-                                      c.value("args", std::vector<std::string>{})});
+    d.backend = j.contains("backend") && j["backend"].is_object() ? j["backend"] : json::object();
+    d.allow_inert = get_or<bool>(j, "allow_inert", false, source);
+    if (j.contains("inert") && j["inert"].is_object()) {
+      const std::string iw = source + ": inert";
+      d.inert_backend = get_or<std::string>(j["inert"], "backend", "", iw);
+      const json knobs = field_or(j["inert"], "knobs", json::array(), iw);
+      if (!knobs.is_array()) throw UsageError(fmt::format("{}: knobs must be an array, not {}", iw, knobs.type_name()));
+      for (std::size_t i = 0; i < knobs.size(); ++i) {
+        const std::string kw = fmt::format("{}.knobs[{}]", iw, i);
+        d.inert.push_back(InertKnob{field<std::string>(knobs[i], "name", kw), get_or<std::string>(knobs[i], "reaches", "", kw),
+                                    get_or<std::string>(knobs[i], "source", "", kw)});
+      }
+    }
+    d.topology = field_or(j, "topology", json(nullptr), source);
+    if (d.topology.is_object()) {  // what the report reads of it (sweep_notes)
+      field_or(d.topology, "measured_node", true, source + ": topology");
+      field_or(d.topology, "note", "", source + ": topology");
+    }
+    const json planned = field_or(j, "planned", json::array(), source);
+    if (!planned.is_array()) throw UsageError(fmt::format("{}: planned must be an array, not {}", source, planned.type_name()));
+    for (std::size_t i = 0; i < planned.size(); ++i) {
+      const std::string pw = fmt::format("{}: planned[{}]", source, i);
+      d.planned.push_back(BenchConfig{field<std::string>(planned[i], "name", pw),
+                                      field_or(planned[i], "env", std::map<std::string, std::string>{}, pw),
+                                      field_or(planned[i], "args", std::vector<std::string>{}, pw)});
+    }
     const char* key = v1 ? "configs" : "launches";
     if (!j.contains(key) || !j[key].is_array()) throw UsageError(source + ": no `" + key + "` array");
-    for (const auto& c : j[key]) d.launches.push_back(launch_from_json(c, source));
+    for (std::size_t i = 0; i < j[key].size(); ++i)
+      d.launches.push_back(launch_from_json(j[key][i], source, fmt::format("{}: {}[{}]", source, key, i)));
     return d;
-  } catch (const json::exception& e) {
-    throw UsageError(source + ": malformed sweep document: " + e.what());
-  }
+  });
 }
 
 SweepDocument load_sweep(const fs::path& dir) {

@@ -78,6 +78,32 @@ TEST(Results, RejectsOtherSchemasAndTypeErrors) {
   EXPECT_THROW(railkit::from_json(j, d), railkit::UsageError);
 }
 
+TEST(Results, MistypedFieldsNameTheirPath) {
+  // Issue 14: the message names the record and the key, not a raw type_error.
+  struct Case {
+    const char* path;
+    nlohmann::json value;
+    const char* expected;
+  };
+  for (const Case& c : {Case{"/results/0/busbw_GBps", "x", "results[0]: busbw_GBps must be a number, not string"},
+                        Case{"/results/0/bytes", -4, "results[0]: bytes must be an integer from 0 to"},
+                        Case{"/results/0/ranks/slowest_host", 3, "results[0].ranks: slowest_host must be a string, not number"},
+                        Case{"/results/0/group", true, "results[0]: group must be a string, not boolean"},
+                        Case{"/run/railkit_version", nullptr, "run: railkit_version must be a string, not null"},
+                        Case{"/run/hosts", nlohmann::json::array({1}), "run: hosts[0] must be a string, not number"},
+                        Case{"/summary/complete", "yes", "summary: complete must be a boolean, not string"}}) {
+    nlohmann::json j = nlohmann::json::parse(railkit::dump_results(sample()));
+    j[nlohmann::json::json_pointer(c.path)] = c.value;
+    railkit::ResultsDocument d;
+    try {
+      railkit::from_json(j, d);
+      ADD_FAILURE() << c.path << " was read";
+    } catch (const railkit::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.expected), std::string::npos) << c.path << ": " << e.what();
+    }
+  }
+}
+
 TEST(Results, ErrorRecordRoundTrips) {
   railkit::ResultsDocument d = sample();
   d.summary.complete = false;

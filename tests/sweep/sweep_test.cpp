@@ -291,6 +291,35 @@ TEST(SweepJson, RoundTrip) {
                UsageError);
 }
 
+TEST(SweepJson, MistypedLaunchFieldsNameTheKey) {
+  // Issue 14: a launch field of the wrong type is exit 6 naming sweep.json, the launch and the key.
+  struct Case {
+    const char* key;
+    nlohmann::json value;
+    const char* expected;
+  };
+  for (const Case& c : {Case{"exit_code", "6", "s.json: launches[0]: exit_code must be an integer, not string"},
+                        Case{"round", 1.5, "s.json: launches[0]: round must be an integer, not 1.5"},
+                        Case{"env", {{"NCCL_ALGO", 1}}, "s.json: launches[0]: env.NCCL_ALGO must be a string, not number"},
+                        Case{"args", "-b 8", "s.json: launches[0]: args must be an array of strings, not string"},
+                        Case{"elapsed_s", "1s", "s.json: launches[0]: elapsed_s must be a number, not string"},
+                        Case{"name", nullptr, "s.json: launches[0]: name must be a string, not null"}}) {
+    nlohmann::json j = nlohmann::json::parse(R"({"schema": "railkit.sweep/2", "launches": [{"name": "a", "status": "ok"}]})");
+    j["launches"][0][c.key] = c.value;
+    std::string m;
+    try {
+      sweep_from_json(j, "s.json");
+    } catch (const UsageError& e) {
+      m = e.what();
+    }
+    EXPECT_EQ(m, c.expected) << c.key;
+  }
+  nlohmann::json top = nlohmann::json::parse(R"({"schema": "railkit.sweep/2", "rounds": "2", "launches": []})");
+  EXPECT_THROW(sweep_from_json(top, "s.json"), UsageError);
+  top = nlohmann::json::parse(R"({"schema": "railkit.sweep/2", "topology": {"measured_node": "no"}, "launches": []})");
+  EXPECT_THROW(sweep_from_json(top, "s.json"), UsageError);
+}
+
 TEST(SweepJson, ReadsTheFirstVersionAsOneRound) {
   const SweepDocument d = sweep_from_json(nlohmann::json::parse(R"({
     "schema": "railkit.sweep/1", "baseline": "a",
