@@ -303,11 +303,13 @@ std::string to_text(const NcclLogSummary& s, const std::vector<std::string>& con
                                            : std::string("none loaded");
   text_line(out, "tuner plugin", tuner);
   if (!s.nccl_warnings.empty())
-    text_line(out, "NCCL WARN", fmt::format("{} line(s), first: {}", s.nccl_warnings.size(), s.nccl_warnings.front()));
-  for (const auto& c : contradictions) text_line(out, "CONTRADICTION", c);
-  for (const auto& w : s.warnings)  // run_nccl_log adds the contradictions to the warnings: print them once
-    if (std::find(contradictions.begin(), contradictions.end(), w) == contradictions.end())
-      text_line(out, "warning", w);
+    text_line(out, "NCCL WARN",
+              fmt::format("{} line(s), first: {}", s.nccl_warnings.size(), printable(s.nccl_warnings.front(), 400)));
+  for (const auto& c : contradictions) text_line(out, "CONTRADICTION", printable(c, 400));
+  std::vector<std::string> warnings;  // run_nccl_log adds the contradictions to the warnings: print them once
+  for (const auto& w : s.warnings)
+    if (std::find(contradictions.begin(), contradictions.end(), w) == contradictions.end()) warnings.push_back(w);
+  for (const auto& w : summarize_warnings(warnings)) text_line(out, "warning", w);
   if (contradictions.empty()) text_line(out, "contradictions", "none found");
   return out;
 }

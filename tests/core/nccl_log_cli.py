@@ -103,6 +103,15 @@ def generated_logs():
             check("truncated NIC entry: warning names it", any("'[3]mlx5'" in w for w in d.get("warnings", [])),
                   str(d.get("warnings")))
 
+        empties = []
+        for i in range(2000):
+            empties.append(os.path.join(tmp, "empty-%d.log" % i))
+            write_log(empties[-1], ["not an NCCL line"])
+        code, out, err = run("--format", "text", *empties)
+        lines = [l for l in out.splitlines() if "no NCCL log lines found" in l]
+        check("2000 warnings of one kind: one line with the count", len(lines) == 1 and "1999 more like it" in lines[0],
+              "rc %d, %d lines: %s" % (code, len(lines), lines[:3]))
+
         times = {}
         for n in (20000, 200000):
             big = os.path.join(tmp, "long-%d.log" % n)
