@@ -130,11 +130,14 @@ Run start(const AcceptOptions& o, const std::string& fraction_why) {
 
 /// A note for each bench stage that could not apply to this set of nodes (not one the suite skipped).
 void stage_notes(AcceptReport& r) {
-  for (const auto& s : r.stages) {
-    const std::string stage = s.value("stage", "");
-    if ((stage == "node" || stage == "rail" || stage == "pair") && s.value("status", "") == "skipped" &&
-        s.value("reason", "") != "skipped by the suite")
-      r.notes.push_back(fmt::format("stage {} skipped: {}", stage, s.value("reason", "")));
+  for (std::size_t i = 0; i < r.stages.size(); ++i) {
+    const auto& s = r.stages[i];
+    const std::string where = fmt::format("accept report: stages[{}]", i);
+    const std::string stage = field_or(s, "stage", "", where);
+    const std::string reason = field_or(s, "reason", "", where);
+    if ((stage == "node" || stage == "rail" || stage == "pair") && field_or(s, "status", "", where) == "skipped" &&
+        reason != "skipped by the suite")
+      r.notes.push_back(fmt::format("stage {} skipped: {}", stage, reason));
   }
 }
 

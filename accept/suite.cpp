@@ -121,7 +121,7 @@ struct SuiteReader {
   void rdma(AcceptSuite& s) const {
     if (j.contains("rdma_duration_s")) {
       const json& v = j["rdma_duration_s"];
-      if (!v.is_number_integer() || v.get<int>() < 1 || v.get<int>() > 3600)
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > 3600)
         throw bad("rdma_duration_s", "expected whole seconds, 1 to 3600");
       s.rdma_duration_s = v.get<int>();
     }
@@ -192,16 +192,18 @@ struct SuiteReader {
 }  // namespace
 
 AcceptSuite suite_from_json(const json& j, const std::string& source) {
-  const SuiteReader r{j, source};
-  r.header();
-  AcceptSuite s;
-  r.skip(s);
-  r.fractions(s);
-  r.rdma(s);
-  r.measurement(s);
-  r.thresholds(s);
-  r.topo_roots(s);
-  return s;
+  return with_json_errors(source, [&] {
+    const SuiteReader r{j, source};
+    r.header();
+    AcceptSuite s;
+    r.skip(s);
+    r.fractions(s);
+    r.rdma(s);
+    r.measurement(s);
+    r.thresholds(s);
+    r.topo_roots(s);
+    return s;
+  });
 }
 
 AcceptSuite load_suite(const fs::path& path) {

@@ -60,12 +60,25 @@ AcceptCheck lint_check(const std::string& topo_root, const std::optional<json>& 
   }
   std::vector<std::string> errors;
   int warnings = 0;
-  for (const auto& f : (*doc)["findings"]) {
-    const std::string sev = f.value("severity", "");
-    if (sev == "error")
-      errors.push_back(f.value("check", "") + " " + f.value("subject", "") + ": " + f.value("message", ""));
-    else if (sev == "warning")
-      ++warnings;
+  try {
+    const std::string src = fmt::format("railkit topo --root {}", topo_root);
+    const json findings = field_or(*doc, "findings", json::array(), src);
+    if (!findings.is_array()) throw UsageError(fmt::format("{}: findings must be an array, not {}", src, findings.type_name()));
+    for (std::size_t i = 0; i < findings.size(); ++i) {
+      const json& f = findings[i];
+      const std::string where = fmt::format("{}: findings[{}]", src, i);
+      const std::string sev = field_or(f, "severity", "", where);
+      if (sev == "error")
+        errors.push_back(field_or(f, "check", "", where) + " " + field_or(f, "subject", "", where) + ": " +
+                         field_or(f, "message", "", where));
+      else if (sev == "warning")
+        ++warnings;
+    }
+  } catch (const UsageError& e) {  // a malformed document fails this check; the other checks go on
+    c.measured = "malformed document";
+    c.verdict = Verdict::Fail;
+    c.evidence = e.what();
+    return c;
   }
   c.measured = fmt::format("{} error{}, {} warning{}", errors.size(), errors.size() == 1 ? "" : "s", warnings,
                            warnings == 1 ? "" : "s");
@@ -106,8 +119,10 @@ std::vector<AcceptCheck> homogeneity_checks(const std::vector<topo::NodeFacts>& 
 std::vector<std::string> nic_names(const json& doc) {
   std::vector<std::string> nics;
   try {
-    for (const auto& nic : doc.value("nics", json::array())) nics.push_back(nic.value("name", "?"));
-  } catch (const json::exception&) {
+    const json list = field_or(doc, "nics", json::array(), "railkit topo");
+    for (std::size_t i = 0; i < list.size() && list.is_array(); ++i)
+      nics.push_back(field_or(list[i], "name", "?", fmt::format("railkit topo: nics[{}]", i)));
+  } catch (const UsageError&) {  // names as far as they could be read
   }
   return nics;
 }
@@ -160,16 +175,16 @@ std::vector<std::vector<std::string>> sysfs_nics(const std::vector<AcceptNode>& 
 namespace {
 
 /// The check of one NIC of a `railkit.rdma-loopback/1` document against `f` x its line rate.
-AcceptCheck nic_check(const json& x, double f) {
-  const std::string nic = x.value("name", "?");
+AcceptCheck nic_check(const json& x, double f, const std::string& at) {
+  const std::string nic = field_or(x, "name", "?", at);
   AcceptCheck c{"rdma.loopback." + nic, "", std::nullopt, "", "line rate", Verdict::Pass, ""};
-  const std::string status = x.value("status", "");
+  const std::string status = field_or(x, "status", "", at);
   const auto num = [&](const char* k) {
     return x.contains(k) && x[k].is_number() ? std::optional<double>(x[k].get<double>()) : std::nullopt;
   };
   const std::optional<double> rate = num("line_rate_Gbps"), got = num("measured_Gbps");
   const std::string where =
-      fmt::format("{} port {}, NUMA {}, {}", nic, x.value("port", 1),
+      fmt::format("{} port {}, NUMA {}, {}", nic, field_or(x, "port", 1, at),
                   x.contains("numa") && x["numa"].is_number() ? std::to_string(x["numa"].get<int>()) : "-",
                   x.contains("gpu") && x["gpu"].is_number() ? fmt::format("GPU{} memory", x["gpu"].get<int>())
                                                             : std::string("host memory"));
@@ -177,11 +192,11 @@ AcceptCheck nic_check(const json& x, double f) {
   if (status == "skipped") {
     c.measured = "skipped";
     c.verdict = Verdict::Skipped;
-    c.evidence = fmt::format("{}: {}", nic, x.value("error", ""));
+    c.evidence = fmt::format("{}: {}", nic, field_or(x, "error", "", at));
   } else if (status != "ok" || !got) {
     c.measured = "failed";
     c.verdict = Verdict::Fail;
-    c.evidence = fmt::format("ib_write_bw loopback on {} failed: {}", where, x.value("error", ""));
+    c.evidence = fmt::format("ib_write_bw loopback on {} failed: {}", where, field_or(x, "error", "", at));
   } else if (!rate) {
     c.measured = fmt::format("{:.2f} Gb/s", *got);
     c.rule = "none";
@@ -213,7 +228,12 @@ std::vector<LaunchResult> run_loopbacks(const NodeTools& t, const std::vector<La
 std::vector<AcceptCheck> rdma_checks(const std::string& topo_root, double f, const json& doc, const LaunchResult& lr,
                                      const std::string& err, std::string& unavailable) {
   if (lr.end == LaunchResult::End::Exited && lr.exit_code == exit_code(ErrorCode::Unavailable)) {
-    const std::string reason = doc.is_object() && doc.contains("reason") ? doc["reason"].get<std::string>() : err;
+    std::string reason = err;
+    try {
+      if (doc.is_object()) reason = field_or(doc, "reason", err, fmt::format("railkit rdma-loopback --root {}", topo_root));
+    } catch (const UsageError& e) {
+      reason = e.what();
+    }
     unavailable = reason.empty() ? "exit 5" : reason;
     return {AcceptCheck{"rdma.loopback", "skipped", std::nullopt, "line rate", "none", Verdict::Skipped, reason}};
   }
@@ -222,7 +242,15 @@ std::vector<AcceptCheck> rdma_checks(const std::string& topo_root, double f, con
                         fmt::format("railkit rdma-loopback --root {}: {}{}", topo_root, lr.describe(),
                                     err.empty() ? "" : ": " + err)}};
   std::vector<AcceptCheck> out;
-  for (const json& x : doc["nics"]) out.push_back(nic_check(x, f));
+  for (std::size_t i = 0; i < doc["nics"].size(); ++i) {
+    const std::string at = fmt::format("railkit rdma-loopback --root {}: nics[{}]", topo_root, i);
+    try {
+      out.push_back(nic_check(doc["nics"][i], f, at));
+    } catch (const UsageError& e) {  // a malformed entry fails its check; the other NICs go on
+      out.push_back(AcceptCheck{"rdma.loopback", "malformed document", std::nullopt, "line rate", "line rate", Verdict::Fail,
+                                e.what()});
+    }
+  }
   return out;
 }
 

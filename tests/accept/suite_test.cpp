@@ -137,3 +137,14 @@ TEST(AcceptBenchArgs, StageArgsStartWithTheSuitesCollectives) {
   EXPECT_EQ(std::count(u.begin(), u.end(), "--coll"), 1);
   EXPECT_EQ(u.back(), "broadcast");
 }
+
+TEST(AcceptSuite, MistypedFieldsAreUsageErrorsNamingTheKey) {
+  // Issue 14: exit 6 naming s.json and the key, never a raw type_error or a silent wrap.
+  EXPECT_NE(usage_error_of([] { parse(R"({"schema":"railkit.accept-suite/1","ib_write_bw":5})"); }).find("ib_write_bw"),
+            std::string::npos);
+  const std::string wrap = usage_error_of([] { parse(R"({"schema":"railkit.accept-suite/1","rdma_duration_s":4294967297})"); });
+  EXPECT_EQ(wrap.rfind("s.json", 0), 0u) << wrap;
+  EXPECT_NE(wrap.find("rdma_duration_s"), std::string::npos) << wrap;
+  EXPECT_NE(usage_error_of([] { parse(R"({"schema":"railkit.accept-suite/1","statistic":["p50"]})"); }).find("statistic"),
+            std::string::npos);
+}

@@ -131,3 +131,17 @@ TEST(AcceptRdma, UnavailableIsSkippedAndACrashFails) {
   EXPECT_EQ(c[0].measured, "no document");
   EXPECT_EQ(c[0].evidence, "railkit rdma-loopback --root /r: exit code 1: boom");
 }
+
+TEST(AcceptTopo, AMistypedDocumentFailsItsCheckNamingTheKey) {
+  // Issue 14: a finding or NIC entry of the wrong type fails that check with a message naming it.
+  const json bad = json::parse(R"({"findings":[{"check":"x","severity":5}]})");
+  const AcceptCheck c = lint_check("/r", bad, exited(10), "");
+  EXPECT_EQ(c.verdict, Verdict::Fail);
+  EXPECT_EQ(c.evidence, "railkit topo --root /r: findings[0]: severity must be a string, not number");
+  const json nics = json::parse(R"({"nics":[{"name":"mlx5_0","status":"ok","measured_Gbps":90,"port":"1"}]})");
+  std::string unavailable;
+  const auto checks = rdma_checks("/r", 0.8, nics, exited(0), "", unavailable);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].verdict, Verdict::Fail);
+  EXPECT_EQ(checks[0].evidence, "railkit rdma-loopback --root /r: nics[0]: port must be an integer, not string");
+}
