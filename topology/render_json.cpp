@@ -192,17 +192,19 @@ nlohmann::json to_json(const Topology& t) {
 }
 
 NodeFacts node_facts_from_json(const std::string& text, const std::string& source) {
+  return with_json_errors(source, [&] {
   json j = parse_json_or_discarded(text);
   if (j.is_discarded() || !j.is_object()) throw UsageError(fmt::format("{}: not a JSON document (or nested deeper than {} levels)", source, kMaxJsonDepth));
   if (!j.contains("fingerprint") || !j["fingerprint"].is_object() || !j["fingerprint"].contains("hash") ||
       !j["fingerprint"]["hash"].is_string() || !j["fingerprint"].contains("facts") || !j["fingerprint"]["facts"].is_object())
     throw UsageError(source + ": no fingerprint {hash, facts}; expected the output of `railkit topo --format json`");
   NodeFacts n;
-  n.node = j.contains("host") && j["host"].is_string() ? j["host"].get<std::string>() : source;
-  n.hash = j["fingerprint"]["hash"].get<std::string>();
+  n.node = field_or(j, "host", source, source);  // a host of another type is refused, not replaced
+  n.hash = field<std::string>(j["fingerprint"], "hash", source + ": fingerprint");
   for (const auto& [k, v] : j["fingerprint"]["facts"].items())
     n.facts[k] = v.is_string() ? v.get<std::string>() : json_dump(v);
   return n;
+  });
 }
 
 nlohmann::json compare_to_json(const CompareReport& rep) {

@@ -179,6 +179,13 @@ TEST(TopoCompare, ReadsBackItsOwnJson) {
   EXPECT_EQ(n.facts, t.fingerprint.facts);
   EXPECT_THROW(node_facts_from_json("{not json", "bad.json"), UsageError);
   EXPECT_THROW(node_facts_from_json("{\"host\": \"x\"}", "nofp.json"), UsageError);
+  // Issue 14: a host of another type is exit 6 naming the key, not silently the file name.
+  try {
+    node_facts_from_json(R"({"host": 5, "fingerprint": {"hash": "h", "facts": {}}})", "n1.json");
+    ADD_FAILURE() << "a numeric host was read";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "n1.json: host must be a string, not number");
+  }
 }
 
 }  // namespace
