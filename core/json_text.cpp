@@ -22,6 +22,10 @@ json parse_json(std::string_view text, int max_depth) {
   } catch (const TooDeep&) {
     throw json::parse_error::create(
         101, 0, fmt::format("nested deeper than {} levels (refused before it is built)", max_depth), nullptr);
+  } catch (const json::out_of_range& e) {
+    // A number too large for a double (1e400) is out_of_range 406, not a parse_error: one kind
+    // of error for every text that is not a document railkit can hold.
+    throw json::parse_error::create(101, 0, json_error_text(e), nullptr);
   }
 }
 

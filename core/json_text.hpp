@@ -20,8 +20,8 @@ namespace railkit {
 inline constexpr int kMaxJsonDepth = 128;
 
 /// nlohmann::json::parse(text), except that nesting deeper than `max_depth` throws
-/// nlohmann::json::parse_error too ("nested deeper than 128 levels"), so callers that catch
-/// parse errors catch both.
+/// nlohmann::json::parse_error too ("nested deeper than 128 levels"), and so does a number too
+/// large for a double (nlohmann's out_of_range 406), so callers that catch parse errors catch all.
 nlohmann::json parse_json(std::string_view text, int max_depth = kMaxJsonDepth);
 
 /// As parse_json, but a discarded value (is_discarded()) instead of any exception.

@@ -43,6 +43,14 @@ TEST(JsonText, NestingBeyondTheBoundIsAParseError) {
   EXPECT_THROW(parse_json(nested(11), 10), nlohmann::json::parse_error);
 }
 
+// Found by fuzz_sweep_matrix: a number beyond a double's range is nlohmann's out_of_range 406,
+// which readers catching parse_error let through as an internal error.
+TEST(JsonText, NumberOverflowIsAParseError) {
+  EXPECT_THROW(parse_json("[1e400]"), nlohmann::json::parse_error);
+  EXPECT_THROW(parse_json("{\"x\": 2222222222222221.119999e20222}"), nlohmann::json::parse_error);
+  EXPECT_TRUE(parse_json_or_discarded("-1e999").is_discarded());
+}
+
 TEST(JsonText, ErrorTextWithoutNlohmannsPrefix) {
   try {
     parse_json("[1,");
