@@ -62,8 +62,11 @@ TEST(TopoRails, InBandNicsNeverBecomeRails) {
   EXPECT_TRUE(r0->borrowed);
   EXPECT_TRUE(r0->shared);
   EXPECT_EQ(t.per_rank_hca.at(0), "mlx5_3:1");
-  for (const auto& r : t.rails)
-    if (r.gpu != "GPU0") EXPECT_FALSE(r.borrowed) << r.gpu;
+  for (const auto& r : t.rails) {
+    if (r.gpu != "GPU0") {
+      EXPECT_FALSE(r.borrowed) << r.gpu;
+    }
+  }
   EXPECT_EQ(t.nccl_ib_hca, "=mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,mlx5_10:1,mlx5_11:1");
   // The table and the document say it too.
   const std::string table = render_table(t, TableOptions{});

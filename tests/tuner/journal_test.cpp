@@ -424,7 +424,7 @@ TEST(JournalRecords, ParseJournalTypesEveryLine) {
 TEST(JournalRecords, WrongTypesAreUsageErrorsNamingFileAndLine) {
   // An objective that is a string (or any other wrong type) is a bad journal, exit 6, not an
   // internal error: the message names journal.jsonl and the line.
-  for (const json objective : {json("12.5"), json::array({1}), json::object({{"GBps", 1}}), json(true)}) {
+  for (const json& objective : {json("12.5"), json::array({1}), json::object({{"GBps", 1}}), json(true)}) {
     ScratchDir d;
     const fs::path p = d.path / "journal.jsonl";
     SessionRecord sr;
