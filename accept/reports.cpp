@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/prom.hpp"
 #include "core/version.hpp"
 
 namespace railkit::accept {
@@ -124,30 +125,6 @@ std::string xml_escape(std::string_view s) {
     }
   }
   return out;
-}
-
-std::string prom_escape(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '\\') out += "\\\\";
-    else if (ch == '"') out += "\\\"";
-    else if (ch == '\n') out += "\\n";
-    else out += ch;
-  }
-  return out;
-}
-
-std::string prom_label_value(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (!std::isspace(static_cast<unsigned char>(s[i]))) {
-      out += s[i];
-      continue;
-    }
-    const bool after_digit = i > 0 && std::isdigit(static_cast<unsigned char>(s[i - 1]));
-    if (!after_digit) out += '_';
-  }
-  return prom_escape(out);
 }
 
 // ---------------------------------------------------------------------------- table

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/enums.hpp"
+#include "core/prom.hpp"
 
 namespace railkit::accept {
 
@@ -78,11 +79,9 @@ struct AcceptReport {
 
 /// XML text with & < > " ' escaped, and characters XML 1.0 cannot carry replaced by '?'.
 std::string xml_escape(std::string_view s);
-/// A Prometheus label value: backslash, double quote and newline escaped.
-std::string prom_escape(std::string_view s);
-/// A Prometheus label value without white space: a space after a digit is dropped ("16 KiB" ->
-/// "16KiB"), any other white space becomes '_'; then prom_escape.
-std::string prom_label_value(std::string_view s);
+// Prometheus label values: core/prom.hpp.
+using railkit::prom_escape;
+using railkit::prom_label_value;
 
 /// The table: node | check | measured | expected | verdict | rule, then `node: PASS|FAIL|REPORTED|SKIPPED`
 /// per node, the notes (`note: ...`) and `verdict: PASS|... (reason)`.

@@ -257,6 +257,17 @@ Plan agree_on_plan(const BenchOptions& o, Bootstrap& boot, const Resolved& res, 
     throw UsageError(fmt::format("-e/--maxbytes '{}': {} elements exceed MPI's int count", o.max_bytes, plan.max_count));
   agreed(boot, [&] {
     if (!o.output_file.empty() && boot.rank() == 0) check_writable(o.output_file, "-J/--output_file");
+    if (!o.prom_file.empty() && boot.rank() == 0) {
+      check_writable(o.prom_file, "--prom");
+      const auto resolved = [](const std::string& p) {  // one that cannot be resolved: as written
+        const std::filesystem::path t = write_target(p);
+        std::error_code ec;
+        const std::filesystem::path c = std::filesystem::weakly_canonical(t, ec);
+        return ec ? t.lexically_normal() : c;
+      };
+      if (!o.output_file.empty() && resolved(o.prom_file) == resolved(o.output_file))
+        throw UsageError(fmt::format("--prom '{}' is the file -J/--output_file writes", o.prom_file));
+    }
   });
   return plan;
 }
@@ -385,7 +396,8 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp, bool& al
   const std::string nccl_log = res.use_nccl && o.observe ? arrange_nccl_log(envp) : std::string();
   ResultsDocument doc;
   doc.run = make_run_info(o, *boot, res.use_nccl, backend_version(res.use_nccl), data_ranks, groups);
-  ResultsSink sink(std::move(doc), rank == 0 ? o.output_file : std::string());
+  ResultsSink sink(std::move(doc), rank == 0 ? o.output_file : std::string(),
+                   rank == 0 ? o.prom_file : std::string());
 
   // A run that ends early (timeout, error) still prints the footer and leaves the document with
   // everything measured and the reason; rank 0 only. The reporter prints once the header is out.

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/prom_report.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -48,6 +49,10 @@ void ResultsSink::add(const ResultRecord& r) {
 void ResultsSink::write(const ResultsDocument& doc) const {
   std::lock_guard lk(mu_);
   if (!path_.empty()) write_file_atomic(path_, dump_results(doc));
+  if (!prom_path_.empty()) {
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    write_file_atomic(prom_path_, render_bench_prometheus(doc, now));
+  }
 }
 
 ResultsDocument ResultsSink::snapshot() const {

@@ -19,19 +19,22 @@ namespace railkit::bench {
 /// The document being built on rank 0, shared with the watchdog (which may snapshot it).
 /// With a path (-J), every added record also rewrites the document atomically, marked
 /// summary.complete = false until the end, so a run killed at any point leaves a valid document
-/// holding everything measured so far.
+/// holding everything measured so far. With a prom_path (--prom), write() also writes the
+/// Prometheus textfile of the final document (render_bench_prometheus, ended now), atomically.
 class ResultsSink {
  public:
-  explicit ResultsSink(ResultsDocument doc, std::string path = {}) : doc_(std::move(doc)), path_(std::move(path)) {}
+  explicit ResultsSink(ResultsDocument doc, std::string path = {}, std::string prom_path = {})
+      : doc_(std::move(doc)), path_(std::move(path)), prom_path_(std::move(prom_path)) {}
   void add(const ResultRecord& r);
   ResultsDocument snapshot() const;
-  /// Writes `doc` to the path (if any), serialized with the checkpoints.
+  /// Writes `doc` to the path and the textfile to prom_path (each if any), serialized with the checkpoints.
   void write(const ResultsDocument& doc) const;
 
  private:
   mutable std::mutex mu_;
   ResultsDocument doc_;
   std::string path_;
+  std::string prom_path_;
 };
 
 /// What the options ask of memory and which sizes run, computed before allocating.

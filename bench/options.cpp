@@ -62,6 +62,9 @@ void add_size_and_timing_flags(CLI::App& app, RawFlags& f) {
 
 void add_run_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
   app.add_option("-J,--output_file", o.output_file, "Write the results document (JSON) to this file");
+  app.add_option("--prom", o.prom_file,
+                 "Write a Prometheus textfile (node_exporter textfile collector) of the run's busbw and time to "
+                 "this file at the end (rank 0, atomically)");
   app.add_option("--backend", f.backend, "mpi | nccl | auto (default auto: nccl when built and a GPU is usable)");
   app.add_option("--coll", f.colls,
                  "Collectives, comma separated: all_reduce all_gather reduce_scatter broadcast reduce alltoall "

@@ -35,6 +35,7 @@ struct BenchOptions {
   int run_cycles = 1;                      ///< -N
   double timeout_s = 0;                    ///< -T, 0 = no watchdog
   std::string output_file;                 ///< -J, empty = none
+  std::string prom_file;                   ///< --prom: node_exporter textfile, empty = none
   BackendChoice backend = BackendChoice::Auto;
   std::vector<Coll> colls{Coll::AllReduce};
   std::string label;

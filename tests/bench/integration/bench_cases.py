@@ -7,6 +7,7 @@ Each case is one ctest test (label `mpi`): `bench_cases.py --bin DIR --case NAME
 import argparse
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -345,6 +346,48 @@ def split_rail_reports_two_rails(ctx):
     validate_schema(doc)
 
 
+PROM_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*",?)*)\})? '
+                         r'(\S+)$')
+PROM_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"')
+
+
+@case
+def prom_textfile_matches_document(ctx):
+    out, prom = ctx.path("p.json"), ctx.path("p.prom")
+    rc, so, se, _ = ctx.run(["--split", "rail", "--ranks-per-node", "1", "-b", "1K", "-e", "1M", "-f", "32",
+                             "--label", 'prom "x" 1 \\y', "-J", out, "--prom", prom], np=2)
+    check(rc == 0, se)
+    doc = load(out)
+    check(os.path.isfile(prom), "no --prom file")
+    with open(prom) as f:
+        lines = f.read().splitlines()
+    busbw = {}
+    names = set()
+    for line in lines:
+        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+            continue
+        m = PROM_SAMPLE.match(line)
+        check(m, "not a sample line: %r" % line)
+        name, labels, value = m.group(1), dict(PROM_LABEL.findall(m.group(2) or "")), float(m.group(3))
+        names.add(name)
+        for v in labels.values():
+            check(" " not in v, "white space in a label value: %r" % line)
+        if name == "railkit_bench_busbw_gbps":
+            check(labels["op"] == "all_reduce" and labels["backend"] == "mpi" and labels["group"] == "rail0",
+                  "labels %s" % labels)
+            check(labels["label"] == 'prom_\\"x\\"_1\\\\y', "label %r" % labels["label"])
+            busbw[(int(labels["bytes"]), labels["placement"])] = value
+    check(names == {"railkit_bench_busbw_gbps", "railkit_bench_time_us", "railkit_bench_last_run_timestamp_seconds"},
+          "metrics %s" % names)
+    want = {(r["bytes"], "in_place" if r["in_place"] else "out_of_place"): r["busbw_GBps"] for r in doc["results"]}
+    check(len(want) == 6 and busbw == want, "busbw %s != document %s" % (busbw, want))
+    ts = [float(l.split()[1]) for l in lines if l.startswith("railkit_bench_last_run_timestamp_seconds ")]
+    check(len(ts) == 1 and abs(ts[0] - time.time()) < 600, "timestamp %s" % ts)
+    # The same refusals as -J, before running; and not the -J file itself.
+    expect_usage(ctx, ["-b", "8", "-e", "8", "--prom", "/dev/full"], "is a character device")
+    expect_usage(ctx, ["-b", "8", "-e", "8", "-J", out, "--prom", out], "is the file -J/--output_file writes", np=2)
+
+
 @case
 def split_node_and_mod(ctx):
     out = ctx.path("node.json")
@@ -655,7 +698,7 @@ def version_and_help(ctx):
     rc, so, se, _ = ctx.run(["--version"])
     check(rc == 0 and so.startswith("railkit-bench ") and "backends: mpi (" in so, so)
     rc, so, se, _ = ctx.run(["--help"])
-    check(rc == 0 and "--inject-delay-us" in so and "-J,--output_file" in so, so[:300])
+    check(rc == 0 and "--inject-delay-us" in so and "-J,--output_file" in so and "--prom" in so, so[:300])
 
 
 @case
