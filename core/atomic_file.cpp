@@ -127,6 +127,21 @@ void check_writable(const fs::path& path, std::string_view what) {
   ::unlink(tmp.c_str());
 }
 
+int read_fd(int fd, std::uint64_t max_bytes, std::string& out) {
+  char buf[65536];
+  const std::size_t start = out.size();
+  while (out.size() - start <= max_bytes) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return 0;
+}
+
 std::string read_file(const fs::path& path, std::uint64_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw IoError("cannot read " + path.string() + ": " + errno_text());
@@ -136,23 +151,11 @@ std::string read_file(const fs::path& path, std::uint64_t max_bytes) {
     throw IoError("cannot read " + path.string() + ": it is a directory");
   }
   std::string data;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string why = errno_text();
-      ::close(fd);
-      throw IoError("cannot read " + path.string() + ": " + why);
-    }
-    if (n == 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-    if (data.size() > max_bytes) {
-      ::close(fd);
-      throw UsageError(fmt::format("{}: more than {} MiB; not a file railkit reads", path.string(), max_bytes >> 20));
-    }
-  }
+  const int err = read_fd(fd, max_bytes, data);
   ::close(fd);
+  if (err != 0) throw IoError("cannot read " + path.string() + ": " + std::strerror(err));
+  if (data.size() > max_bytes)
+    throw UsageError(fmt::format("{}: more than {} MiB; not a file railkit reads", path.string(), max_bytes >> 20));
   return data;
 }
 
@@ -169,19 +172,9 @@ std::optional<std::string> read_machine_file(const fs::path& path, std::size_t m
     return std::nullopt;
   }
   std::string data;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-    if (data.size() >= max_bytes) break;
-  }
+  const int err = read_fd(fd, max_bytes, data);
   ::close(fd);
+  if (err != 0) return std::nullopt;
   if (data.size() > max_bytes) data.resize(max_bytes);
   return data;
 }

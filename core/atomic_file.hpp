@@ -32,6 +32,11 @@ inline constexpr std::uint64_t kMaxInputBytes = std::uint64_t{64} << 20;
 /// `max_bytes` (a device such as /dev/zero never ends).
 std::string read_file(const std::filesystem::path& path, std::uint64_t max_bytes = kMaxInputBytes);
 
+/// The one read loop of railkit's file readers: appends what `fd` holds to `out` until end of
+/// file, or until more than `max_bytes` were read (then `out` is longer than max_bytes, by at most
+/// one buffer). `fd` stays open. Returns 0, or the errno of a read that failed (EINTR is retried).
+int read_fd(int fd, std::uint64_t max_bytes, std::string& out);
+
 /// A file of the machine (sysfs, procfs, debugfs, or the same under a --root tree): opened
 /// without blocking and read only when it is a regular file, at most `max_bytes`. nullopt when
 /// it cannot be opened or is anything else (a FIFO planted in a tree would block a read

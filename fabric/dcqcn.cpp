@@ -155,23 +155,10 @@ ReadResult read_value(const fs::path& root, const fs::path& rel) {
     return {std::nullopt, "not a regular file"};
   }
   std::string data;
-  char buf[512];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return {std::nullopt, std::strerror(err)};
-    }
-    if (n == 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-    if (data.size() > kMaxValueBytes) {
-      ::close(fd);
-      return {std::nullopt, "longer than a DCQCN attribute"};
-    }
-  }
+  const int err = read_fd(fd, kMaxValueBytes, data);
   ::close(fd);
+  if (err != 0) return {std::nullopt, std::strerror(err)};
+  if (data.size() > kMaxValueBytes) return {std::nullopt, "longer than a DCQCN attribute"};
   return {std::string(trim(data)), ""};
 }
 

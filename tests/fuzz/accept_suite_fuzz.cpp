@@ -6,7 +6,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace railkit;
   const std::string_view text = fuzz::text(data, size);
   for (const char* name : {"suite.yaml", "suite.json"}) {
-    const auto path = fuzz::scratch().write(name, text);
+    const auto path = fuzz::write_scratch(name, text);
     fuzz::refuse_only_with_railkit_errors([&] {
       const accept::AcceptSuite suite = accept::load_suite(path);
       (void)accept::pair_coll(suite);

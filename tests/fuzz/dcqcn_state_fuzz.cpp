@@ -11,7 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace railkit;
   static const fuzz::FixtureTree tree;
-  static const std::filesystem::path canary = fuzz::scratch().write("canary", "canary\n");
+  static const std::filesystem::path canary = fuzz::write_scratch("canary", "canary\n");
   std::string state(fuzz::text(data, size));
   for (std::size_t at = state.find("@ROOT@"); at != std::string::npos; at = state.find("@ROOT@", at)) {
     state.replace(at, 6, tree.root().string());

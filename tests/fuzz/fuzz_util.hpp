@@ -4,8 +4,6 @@
 // a reader of outside input may refuse it only with a railkit::Error (a documented exit code
 // and one line). Any other exception escapes the target, and libFuzzer reports it as a crash,
 // as it does every sanitizer finding.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "tests/lib/temp_dir.hpp"
 
 namespace railkit::fuzz {
 
@@ -27,39 +26,19 @@ inline std::string_view text(const std::uint8_t* data, std::size_t size) {
 }
 
 /// A directory under $TMPDIR that lives as long as the fuzzing process (removed at exit).
-class Scratch {
- public:
-  Scratch() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "railkit-fuzz.XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-    dir_ = pattern;
-  }
-  ~Scratch() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  const std::filesystem::path& dir() const { return dir_; }
+inline test::TempDir& scratch() {
+  static test::TempDir dir("railkit-fuzz");
+  return dir;
+}
 
-  /// Writes `bytes` to dir()/name (replacing it) and returns the path.
-  std::filesystem::path write(const std::string& name, std::string_view bytes) const {
-    const auto p = dir_ / name;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) std::abort();
-    return p;
-  }
-
- private:
-  std::filesystem::path dir_;
-};
-
-/// The process's scratch directory.
-inline Scratch& scratch() {
-  static Scratch s;
-  return s;
+/// Writes `bytes` to scratch()/name (replacing it, creating its folders) and returns the path.
+inline std::filesystem::path write_scratch(const std::string& name, std::string_view bytes) {
+  const auto p = scratch().path / name;
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) std::abort();
+  return p;
 }
 
 /// A fixture tree made by a generator (run_fuzz.py --tree; RAILKIT_FUZZ_TREE names it), copied
@@ -73,7 +52,7 @@ class FixtureTree {
       std::fputs("fuzz: RAILKIT_FUZZ_TREE must name a generated fixture tree (run_fuzz.py --tree)\n", stderr);
       std::abort();
     }
-    root_ = scratch().dir() / "root";
+    root_ = scratch().path / "root";
     std::filesystem::copy(source, root_,
                           std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
     for (auto it = std::filesystem::recursive_directory_iterator(root_); it != std::filesystem::recursive_directory_iterator();

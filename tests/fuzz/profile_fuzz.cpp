@@ -6,7 +6,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace railkit;
-  const auto path = fuzz::scratch().write("profile.json", fuzz::text(data, size));
+  const auto path = fuzz::write_scratch("profile.json", fuzz::text(data, size));
   fuzz::refuse_only_with_railkit_errors([&] {
     const ProfileDocument p = load_profile(path);
     (void)to_json(p).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);

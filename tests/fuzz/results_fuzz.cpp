@@ -4,7 +4,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace railkit;
-  const auto path = fuzz::scratch().write("results.json", fuzz::text(data, size));
+  const auto path = fuzz::write_scratch("results.json", fuzz::text(data, size));
   fuzz::refuse_only_with_railkit_errors([&] {
     ResultsDocument doc = load_results(path.string());
     update_summary(doc);

@@ -5,7 +5,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace railkit;
-  const auto path = fuzz::scratch().write("sweep/sweep.json", fuzz::text(data, size));
+  const auto path = fuzz::write_scratch("sweep/sweep.json", fuzz::text(data, size));
   fuzz::refuse_only_with_railkit_errors([&] {
     const sweep::SweepDocument doc = sweep::load_sweep(path.parent_path());
     (void)sweep::sweep_notes(doc);

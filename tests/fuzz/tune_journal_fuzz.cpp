@@ -4,7 +4,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace railkit;
-  const auto path = fuzz::scratch().write("tune/journal.jsonl", fuzz::text(data, size));
+  const auto path = fuzz::write_scratch("tune/journal.jsonl", fuzz::text(data, size));
   fuzz::refuse_only_with_railkit_errors([&] {
     const auto lines = tuner::read_journal(path);  // may truncate a cut last line, as on resume
     (void)tuner::parse_journal(lines, path.parent_path());

@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)tuner_plugin::find_rule(direct.rules, r.coll, r.min_bytes, 2, 16, 1, 0);
   }
   tuner_plugin::PluginEnv env;
-  env.config_file = fuzz::scratch().write("tuner.conf", fuzz::text(data, size)).string();
+  env.config_file = fuzz::write_scratch("tuner.conf", fuzz::text(data, size)).string();
   (void)tuner_plugin::load(env, 16, 2);
   return 0;
 }

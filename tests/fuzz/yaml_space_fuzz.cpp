@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)tuner::parse_space(doc, "fuzz.yaml");
   });
   fuzz::refuse_only_with_railkit_errors([&] {
-    const auto path = fuzz::scratch().write("space.json", text);
+    const auto path = fuzz::write_scratch("space.json", text);
     (void)tuner::load_space(path);
   });
   fuzz::refuse_only_with_railkit_errors([&] { (void)tuner::parse_ompi_info_counts(std::string(text)); });
