@@ -43,8 +43,11 @@ class Engine {
     ns3::Simulator::Schedule(ns3::Time(static_cast<std::int64_t>(delay_ps)), fn, obj, std::forward<Args>(args)...);
   }
 
-  /// Runs every event up to `end_ps` (absolute simulated time).
+  /// Runs every event up to `end_ps` (absolute simulated time), or until stop() or no event is left.
   void run_until(std::int64_t end_ps);
+
+  /// Makes run_until() return once the event now running is done (events left stay unrun).
+  static void stop() { ns3::Simulator::Stop(); }
 
   /// Events executed so far.
   std::uint64_t events() const;

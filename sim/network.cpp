@@ -72,6 +72,48 @@ Network::Network(const Scenario& s, Engine& engine)
   }
 }
 
+Network::Network(const Scenario& s, Engine& engine, OpenFlows)
+    : s_(s), engine_(engine), graph_(build_fabric(s.topology)), nic_(nic_config(s)) {
+  build_nodes();
+}
+
+std::uint32_t Network::add_flow(int src, int dst, int priority, std::uint32_t hash, std::uint32_t reverse_hash) {
+  FlowSpec spec;
+  spec.src = src;
+  spec.dst = dst;
+  spec.start_ps = Engine::now_ps();
+  spec.priority = priority;
+  FlowState& st = flows_.emplace_back(spec, &nic_.rp);
+  st.total_pkts = 0;
+  st.hash = hash;
+  st.reverse_hash = reverse_hash;
+  return static_cast<std::uint32_t>(flows_.size() - 1);
+}
+
+void Network::post(std::uint32_t f, std::uint64_t bytes) {
+  nics_[static_cast<std::size_t>(flows_[f].spec.src)]->post(f, bytes);
+}
+
+void Network::set_listener(DeliveryListener* l) noexcept {
+  for (auto& n : nics_) n->set_listener(l);
+}
+
+FabricTotals Network::totals() const {
+  FabricTotals t;
+  for (const EgressPort* p : ports_) {
+    t.packet_hops += p->counters.tx_packets;
+    t.drops += p->counters.drops;
+    t.ecn_marked += p->counters.ecn_marked;
+    t.pause_tx += std::accumulate(p->counters.pause_tx.begin(), p->counters.pause_tx.end(), std::uint64_t{0});
+  }
+  for (const FlowState& f : flows_) {
+    t.cnps += f.cnps_sent;
+    t.retransmitted_packets += f.retransmitted_packets;
+    t.timeouts += f.timeouts;
+  }
+  return t;
+}
+
 void Network::build_nodes() {
   std::vector<Node*> node(static_cast<std::size_t>(graph_.nodes()), nullptr);
   for (int h = 0; h < graph_.hosts; ++h) {

@@ -13,12 +13,48 @@
 
 namespace railkit::sim {
 
+/// Tag of the Network constructor for flows added while it runs (no scenario flows, no samples).
+struct OpenFlows {};
+
+/// Sums over the fabric so far (every port and flow): the counters of SimTotals that need no
+/// time window.
+struct FabricTotals {
+  std::uint64_t packet_hops = 0;
+  std::uint64_t drops = 0;
+  std::uint64_t ecn_marked = 0;
+  std::uint64_t pause_tx = 0;  ///< XOFF frames, all priorities
+  std::uint64_t cnps = 0;      ///< sent by receivers
+  std::uint64_t retransmitted_packets = 0;
+  std::uint64_t timeouts = 0;
+};
+
 /// The nodes, links and flows of one run. Construct after the Engine, destroy before it.
 class Network {
  public:
   /// Builds the fabric and schedules the flows' starts and the samples. Throws UsageError when
   /// the scenario cannot be built (a switch buffer smaller than its PFC headroom).
   Network(const Scenario& s, Engine& engine);
+
+  /// Builds the fabric of `s` only (its flows and output settings are not used): flows come from
+  /// add_flow() and post(); nothing is sampled; the caller runs the Engine. Throws like the above.
+  Network(const Scenario& s, Engine& engine, OpenFlows);
+
+  /// Open mode: adds a queue pair from host `src` to host `dst` at `priority` whose packets carry
+  /// ECMP hash `hash` (ACKs and CNPs: `reverse_hash`), with no data yet. Returns its id. Grows
+  /// the flow table: call it only where no NIC or switch handler is running (before the run or
+  /// from an event the caller scheduled), or after reserve_flows() made room.
+  std::uint32_t add_flow(int src, int dst, int priority, std::uint32_t hash, std::uint32_t reverse_hash);
+  void reserve_flows(std::size_t n) { flows_.reserve(n); }
+  /// Open mode: posts a message of `bytes` (> 0) on flow `f`; the listener hears when all posted
+  /// data of the flow has been delivered in order. Same calling rule as add_flow.
+  void post(std::uint32_t f, std::uint64_t bytes);
+  /// Who hears of delivered messages (nullptr: nobody).
+  void set_listener(DeliveryListener* l) noexcept;
+  const FlowState& flow(std::uint32_t f) const { return flows_[f]; }
+  std::size_t flow_count() const noexcept { return flows_.size(); }
+  const FabricGraph& graph() const noexcept { return graph_; }
+  /// Counters summed over ports and flows now.
+  FabricTotals totals() const;
 
   /// Runs to the scenario's duration.
   void run();

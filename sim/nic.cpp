@@ -23,6 +23,17 @@ void Nic::start_flow(std::uint32_t f) {
   try_send();
 }
 
+void Nic::post(std::uint32_t f, std::uint64_t bytes) {
+  FlowState& fl = (*flows_)[f];
+  const std::uint64_t mtu = c_->mtu_bytes;
+  const std::uint64_t pkts = (bytes + mtu - 1) / mtu;
+  fl.total_pkts += pkts;
+  fl.last_payload = static_cast<std::uint32_t>(bytes - (pkts - 1) * mtu);
+  fl.spec.bytes += bytes;
+  if (!fl.active) start_flow(f);
+  else try_send();
+}
+
 void Nic::port_ready(std::uint16_t) {
   port().set_idle();
   try_send();
@@ -126,7 +137,10 @@ void Nic::on_data(const Packet& p) {
     f.delivered_bytes += p.payload_bytes;
     f.nak_sent = false;
     const bool last = f.expected == f.total_pkts;
-    if (last) f.completed_ps = now;
+    if (last) {
+      f.completed_ps = now;
+      if (listener_ != nullptr) listener_->delivered(p.flow);
+    }
     if (last || ++f.since_ack >= c_->ack_every) {
       f.since_ack = 0;
       reply(p.flow, PacketKind::Ack, f.expected);

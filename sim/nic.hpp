@@ -57,6 +57,15 @@ struct FlowState {
   bool has_data() const noexcept { return snd_nxt < total_pkts; }
 };
 
+/// Told when all the data posted on a flow so far has been delivered in order at its receiver
+/// (Nic::post's messages). Called from inside the receiving NIC's handler: it must not add flows,
+/// post data or run the engine; it schedules what follows through Engine::after.
+class DeliveryListener {
+ public:
+  virtual ~DeliveryListener() = default;
+  virtual void delivered(std::uint32_t flow) = 0;
+};
+
 /// How the NICs behave: from NicSpec, resolved against the line rate.
 struct NicConfig {
   CcKind cc = CcKind::DcqcnNvidia;
@@ -77,6 +86,12 @@ class Nic final : public Node {
   void connect(double rate_bps, std::int64_t delay_ps, Node* peer, std::uint16_t peer_port);
   /// Flow `f` (sent by this NIC) starts now.
   void start_flow(std::uint32_t f);
+  /// Queues a message of `bytes` (> 0) more on flow `f` (sent by this NIC; its total_pkts not the
+  /// long-lived maximum): it starts on a packet boundary and ends with a short packet. A flow
+  /// whose earlier data is all acknowledged becomes active again.
+  void post(std::uint32_t f, std::uint64_t bytes);
+  /// Tells `l` (or nobody: nullptr) when a flow this NIC receives has delivered all it was posted.
+  void set_listener(DeliveryListener* l) noexcept { listener_ = l; }
 
   void receive(Packet p, std::uint16_t port) override;
   void port_ready(std::uint16_t port) override;
@@ -112,6 +127,7 @@ class Nic final : public Node {
   std::vector<std::uint32_t> sending_;  ///< active flows of this NIC
   std::size_t rr_ = 0;
   std::int64_t wake_at_ = -1;
+  DeliveryListener* listener_ = nullptr;
 };
 
 }  // namespace railkit::sim
