@@ -24,6 +24,9 @@
 #if RAILKIT_HAVE_NCCL
 #include "bench/nccl/nccl_backend.hpp"
 #endif
+#if RAILKIT_HAVE_SIM
+#include "bench/sim/sim_communicator.hpp"
+#endif
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/nccl_log.hpp"
@@ -99,6 +102,11 @@ std::string version_text() {
 #if RAILKIT_HAVE_NCCL
   backends.push_back(fmt::format("nccl ({})", nccl::version_text()));
 #endif
+#if RAILKIT_HAVE_SIM
+  backends.push_back(fmt::format("sim ({})", sim::version_text()));
+#else
+  backends.push_back("no sim (built without ns-3)");
+#endif
   std::string s = fmt::format("railkit-bench {}\nbackends: ", kVersion);
   for (size_t i = 0; i < backends.size(); ++i) s += (i ? ", " : "") + backends[i];
   return s + "\n";
@@ -145,6 +153,32 @@ int slots_per_process(const BenchOptions& o, bool use_nccl) {
   return o.gpus_per_process;
 }
 
+/// What this rank resolved, agreed by every rank.
+struct Resolved {
+  bool use_nccl = false;
+  bool use_sim = false;  ///< --backend sim: this one process simulates every rank of the cluster
+  int slots = 1;         ///< GPU ranks per process (-g; sim: the cluster's GPUs)
+#if RAILKIT_HAVE_SIM
+  std::shared_ptr<const sim::SimSetup> sim;  ///< the cluster and NCCL settings, with use_sim
+#endif
+  std::string backend() const { return use_sim ? "sim" : use_nccl ? "nccl" : "mpi"; }
+};
+
+/// --backend sim: loads the cluster and reads the NCCL settings of `envp`, before anything runs
+/// (a bad cluster file or NCCL value is a usage error here). Throws UnavailableError when this
+/// railkit-bench was built without ns-3.
+void resolve_sim(const BenchOptions& o, char** envp, Resolved& r) {
+  r.use_sim = true;
+#if RAILKIT_HAVE_SIM
+  r.sim = std::make_shared<const sim::SimSetup>(sim::prepare(o, sim::nccl_variables(envp)));
+  r.slots = r.sim->cluster.gpus();
+#else
+  (void)o, (void)envp;
+  throw UnavailableError("--backend sim: this railkit-bench was built without ns-3, so without the sim backend "
+                         "(Debian: libns3-dev libgsl-dev, then reconfigure; see --version)");
+#endif
+}
+
 #if RAILKIT_HAVE_NCCL
 nccl::NcclSetup nccl_setup(const BenchOptions& o, const Bootstrap& boot, AbortSignal* signal) {
   nccl::NcclSetup setup;
@@ -159,8 +193,12 @@ nccl::NcclSetup nccl_setup(const BenchOptions& o, const Bootstrap& boot, AbortSi
 #endif
 
 /// The data-plane backend on this rank's group (`color`). Collective.
-std::unique_ptr<Communicator> make_backend(const BenchOptions& o, Bootstrap& boot, int color, bool use_nccl,
+std::unique_ptr<Communicator> make_backend(const BenchOptions& o, Bootstrap& boot, int color, const Resolved& res,
                                            AbortSignal& signal) {
+#if RAILKIT_HAVE_SIM
+  if (res.use_sim) return sim::make_communicator(res.sim);
+#endif
+  const bool use_nccl = res.use_nccl;
 #if RAILKIT_HAVE_NCCL
   if (use_nccl) {
     const std::unique_ptr<Bootstrap> group = boot.split(color);
@@ -178,7 +216,11 @@ std::unique_ptr<Communicator> make_backend(const BenchOptions& o, Bootstrap& boo
 #endif
 }
 
-std::string backend_version(bool use_nccl) {
+std::string backend_version(const Resolved& res) {
+#if RAILKIT_HAVE_SIM
+  if (res.use_sim) return sim::version_text();
+#endif
+  const bool use_nccl = res.use_nccl;
 #if RAILKIT_HAVE_NCCL
   if (use_nccl) return nccl::version_text();
 #else
@@ -191,17 +233,15 @@ std::string backend_version(bool use_nccl) {
 #endif
 }
 
-/// What this rank resolved, agreed by every rank.
-struct Resolved {
-  bool use_nccl = false;
-  int slots = 1;  ///< GPU ranks per process (-g)
-};
-
 /// Resolves the backend and -g on every rank, checks what only this rank can see (a usable
 /// GPU, its GPU range), and agrees: every rank goes on, or every rank exits with the first
 /// failing rank's message printed once. A backend that resolves differently is refused too.
-Resolved agree_on_setup(const BenchOptions& o, Bootstrap& boot) {
+Resolved agree_on_setup(const BenchOptions& o, Bootstrap& boot, char** envp) {
   Resolved r;
+  if (o.backend == BackendChoice::Sim) {
+    resolve_sim(o, envp, r);  // one process, nothing to agree with
+    return r;
+  }
   agreed(boot, [&] {
     r.use_nccl = resolve_backend(o);
     r.slots = slots_per_process(o, r.use_nccl);
@@ -235,6 +275,9 @@ Resolved agree_on_setup(const BenchOptions& o, Bootstrap& boot) {
 /// The checks of the run's shape that need the rank count and the plan, agreed by every rank.
 Plan agree_on_plan(const BenchOptions& o, Bootstrap& boot, const Resolved& res, int group_size) {
   const int slots = res.slots;
+  if (res.use_sim && o.root >= group_size)
+    throw UsageError(fmt::format("-r/--root '{}': the simulated cluster has only {} GPUs (ranks 0..{})", o.root,
+                                 group_size, group_size - 1));
   if (o.root >= group_size)
     throw UsageError(fmt::format("-r/--root '{}': the groups of --split {} have only {} ranks", o.root,
                                  split_name(o.split), group_size));
@@ -242,6 +285,7 @@ Plan agree_on_plan(const BenchOptions& o, Bootstrap& boot, const Resolved& res, 
   if (plan.sizes.empty() || plan.buffer_bytes == 0)
     throw UsageError(fmt::format("-e/--maxbytes '{}': every size leaves less than one element per rank", o.max_bytes));
   agreed(boot, [&] {
+    if (res.use_sim) return;  // its buffers are never backed by memory
     const int local_ranks = boot.local_size() * slots;
     const std::uint64_t need = 2 * plan.buffer_bytes * static_cast<std::uint64_t>(local_ranks);
     const auto avail = mem_available_bytes(SysRoot{});
@@ -253,7 +297,7 @@ Plan agree_on_plan(const BenchOptions& o, Bootstrap& boot, const Resolved& res, 
                                    format_bytes(need), format_bytes(plan.buffer_bytes),
                                    static_cast<double>(*avail) / (1ull << 30)));
   });
-  if (!res.use_nccl && plan.max_count > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+  if (!res.use_nccl && !res.use_sim && plan.max_count > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     throw UsageError(fmt::format("-e/--maxbytes '{}': {} elements exceed MPI's int count", o.max_bytes, plan.max_count));
   agreed(boot, [&] {
     if (!o.output_file.empty() && boot.rank() == 0) check_writable(o.output_file, "-J/--output_file");
@@ -281,23 +325,35 @@ std::vector<Group> data_groups(const BenchOptions& o, const Bootstrap& boot, int
   return make_groups(o.split, node_layout(node_of_data_rank, slots == 1 ? o.ranks_per_node : 0));
 }
 
-/// What the header shows: one line per data rank with its process's pid and host and its device.
-RunHeader run_header(const RunInfo& run, const BenchOptions& o, const Plan& plan, const RankFacts& facts,
-                     const Bootstrap& boot, int slots) {
-  RunHeader h{run, o, {}, plan.notes};
+/// What the header shows: one line per data rank with its process's pid, its host and its device.
+RunHeader run_header(const RunInfo& run, const BenchOptions& o, const Plan& plan, const RankFacts& facts, int slots) {
+  RunHeader h{run, o, {}, plan.notes, {}};
   for (size_t r = 0; r < facts.devices.size(); ++r) {
     const size_t p = r / static_cast<size_t>(slots);
-    h.ranks.push_back({static_cast<int>(r), static_cast<int>(facts.pids[p]), boot.hosts()[p], facts.devices[r]});
+    h.ranks.push_back({static_cast<int>(r), static_cast<int>(facts.pids[p]), facts.hosts[r], facts.devices[r]});
   }
   return h;
 }
 
 /// observed.backend: how the backend measured, and how the ranks found each other.
-nlohmann::json how_measured(const Communicator& comm) {
+nlohmann::json how_measured(const Communicator& comm, bool lone) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [k, v] : comm.facts()) j[k] = v;
-  j["bootstrap"] = RAILKIT_HAVE_MPI ? "MPI" : "none (one process)";
+  j["bootstrap"] = RAILKIT_HAVE_MPI && !lone ? "MPI" : "none (one process)";
   return j;
+}
+
+/// The options a backend runs with: the sim backend moves no data, so it checks none (-c 0).
+BenchOptions effective_options(const BenchOptions& given, const Resolved& res) {
+  BenchOptions o = given;
+  if (res.use_sim) o.check_passes = 0;
+  return o;
+}
+
+/// Prints "railkit-bench: warning: <message>" to stderr in one line.
+void print_warning_line(const std::string& message) {
+  std::fflush(stdout);
+  std::cerr << "railkit-bench: warning: " << message << std::endl;
 }
 
 }  // namespace
@@ -337,6 +393,16 @@ std::string shell_join(const std::vector<std::string>& argv) {
 int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp, bool& alone);
 
 int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp) {
+  if (o.backend == BackendChoice::Sim) {
+    // One process simulates every rank: no launcher, no MPI_Init. main prints what escapes.
+    if (const int n = launcher_size(envp); n > 1)
+      throw UsageError(fmt::format("--backend sim: one process simulates every rank of --sim-cluster, but the launcher "
+                                   "started {}; run railkit-bench once, without mpirun or srun",
+                                   n));
+    auto boot = make_lone_bootstrap();
+    bool alone = false;
+    return run_ranks(o, *boot, envp, alone);
+  }
 #if RAILKIT_HAVE_MPI
   mpi::Session session(argc, argv, o.timeout_s > 0);
   auto boot = mpi::make_bootstrap(session);
@@ -377,15 +443,16 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp) {
   }
 }
 
-int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp, bool& alone) {
+int run_ranks(const BenchOptions& given, Bootstrap& bootstrap, char** envp, bool& alone) {
   Bootstrap* boot = &bootstrap;
   const int rank = boot->rank();
   const int nranks = boot->size();
 
   // Checks that need the rank count or the machine, agreed by every rank before anything
   // collective or any allocation.
-  validate(o, nranks);
-  const Resolved res = agree_on_setup(o, *boot);
+  validate(given, nranks);
+  const Resolved res = agree_on_setup(given, *boot, envp);
+  const BenchOptions o = effective_options(given, res);
   const int slots = res.slots;
   const int data_ranks = nranks * slots;  // ranks of the data plane: process p drives ranks p*slots ..
   const std::vector<Group> groups = data_groups(o, *boot, slots);
@@ -395,7 +462,22 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp, bool& al
   alone = true;  // the last agreed check: from here on an error may be this rank's only
   const std::string nccl_log = res.use_nccl && o.observe ? arrange_nccl_log(envp) : std::string();
   ResultsDocument doc;
-  doc.run = make_run_info(o, *boot, res.use_nccl, backend_version(res.use_nccl), data_ranks, groups);
+  doc.run = make_run_info(o, *boot, res.backend(), backend_version(res), data_ranks, groups);
+  std::vector<std::string> header_lines;
+#if RAILKIT_HAVE_SIM
+  if (res.use_sim) {
+    // The run is the simulated cluster; the machine that simulated it is run.sim.machine.
+    doc.simulated = true;
+    doc.run.timing = "simulated";
+    doc.run.sim = sim::run_json(*res.sim, boot->hosts().front());
+    doc.run.hosts = sim::node_names(res.sim->cluster);
+    doc.run.nnodes = res.sim->cluster.nodes();
+    if (rank == 0) {
+      if (const std::string w = sim::inert_warning(res.sim->nccl); !w.empty()) print_warning_line(w);
+    }
+  }
+#endif
+  if (res.use_sim && given.check_passes > 0) header_lines.push_back("-c: the sim backend moves no data: nothing checked");
   ResultsSink sink(std::move(doc), rank == 0 ? o.output_file : std::string(),
                    rank == 0 ? o.prom_file : std::string());
 
@@ -423,7 +505,7 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp, bool& al
     // A rank of a node that --split nodes: leaves out gets a communicator of its own and measures nothing.
     const int color = my_group >= 0 ? my_group : static_cast<int>(groups.size()) + rank;
     wd.enter(OpPoint{res.use_nccl ? "NCCL communicator init" : "communicator init", 0, -1, false});
-    comm = make_backend(o, *boot, color, res.use_nccl, wd.signal());
+    comm = make_backend(o, *boot, color, res, wd.signal());
     wd.leave();
     if (o.graph_launches > 0 && !comm->supports_graphs())
       throw UsageError(fmt::format("-G/--cudagraph '{}': CUDA graphs need the nccl backend (this run uses {})",
@@ -432,7 +514,9 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp, bool& al
 
     facts = gather_rank_facts(*boot, *comm, slots);
     if (rank == 0) {
-      table.run_start(run_header(sink.snapshot().run, o, plan, facts, *boot, slots));
+      RunHeader header = run_header(sink.snapshot().run, o, plan, facts, slots);
+      header.lines = header_lines;
+      table.run_start(header);
       reporter.store(&table);
     }
     Harness harness(o, *boot, *comm, groups, wd, sink, rank == 0 ? &table : nullptr);
@@ -454,12 +538,20 @@ int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp, bool& al
   const std::vector<double> rss =
       boot->gather_to_root(std::vector<double>{static_cast<double>(peak_rss_bytes(SysRoot{}).value_or(0))});
   wd.leave();
-  const nlohmann::json backend_facts = how_measured(*comm);
+  const nlohmann::json backend_facts = how_measured(*comm, res.use_sim);
+  // A backend that knows what its NCCL did (sim) says so itself, in the shape a log gives.
+  nlohmann::json observed_nccl = nullptr;
+  if (o.observe && !res.use_nccl) {
+    if (const std::optional<NcclLogSummary> summary = comm->observed_nccl()) {
+      observed_nccl = to_json(*summary);
+      for (const std::string& w : nccl_log_contradictions(*summary, sink.snapshot().run.env))
+        observed_nccl["warnings"].push_back(w);
+    }
+  }
   // Communicators go before the NCCL log is read (NCCL flushes it then); their teardown is watched.
   wd.enter(OpPoint{"communicator teardown", 0, -1, false});
   comm.reset();
   wd.leave();
-  nlohmann::json observed_nccl = nullptr;
   if (res.use_nccl && o.observe) {
     wd.enter(OpPoint{"gather NCCL logs", 0, -1, false});
     observed_nccl = observe_nccl(*boot, nccl_log, sink.snapshot().run.env, slots > 1);

@@ -1,15 +1,19 @@
 #pragma once
-// The data-plane seam (gloo's shape): one Communicator per backend folder (bench/mpi, bench/nccl)
-// with the same contract. Buffers live wherever the backend wants (host or device memory);
+// The data-plane seam (gloo's shape): one Communicator per backend folder (bench/mpi, bench/nccl,
+// bench/sim) with the same contract. Buffers live wherever the backend wants (host or device memory);
 // data init and verification go through the backend because only it can touch them cheaply.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/data.hpp"
 #include "bench/types.hpp"
+#include "core/nccl_log.hpp"
 
 namespace railkit::bench {
 
@@ -53,6 +57,12 @@ class Communicator {
     (void)slot;
     return "host";
   }
+  /// The host `slot`'s rank is on when the backend places it itself (sim: the simulated node,
+  /// "n3"); empty: the process's host.
+  virtual std::string host(int slot) const {
+    (void)slot;
+    return {};
+  }
   /// Empty when supported, else a one-line reason.
   virtual std::string unsupported_reason(DType t, RedOp op) const = 0;
 
@@ -80,6 +90,15 @@ class Communicator {
   /// Per-launch times (us) of each slot (outer index) since start_event_timing, after
   /// complete(); empty when not timed.
   virtual std::vector<std::vector<double>> event_times_us() { return {}; }
+  /// True when event_times_us() are simulated times (the sim backend): the loop time is then
+  /// their mean, never the host clock (which measures the simulator, not the collective).
+  virtual bool simulated_clock() const { return false; }
+  /// What the backend saw of the last timed loop, for each record of it (`results[].observed`,
+  /// e.g. the simulated algorithm and fabric counters); null when nothing.
+  virtual nlohmann::json timed_observed() const { return nullptr; }
+  /// What NCCL did, when the backend knows it itself rather than from NCCL's log (the sim
+  /// backend's modelled NCCL, files = {"simulated"}); nullopt otherwise.
+  virtual std::optional<NcclLogSummary> observed_nccl() const { return std::nullopt; }
   /// CUDA graphs (-G): whether the backend can capture launches into a graph and replay it.
   virtual bool supports_graphs() const { return false; }
   /// Starts capturing launch() calls instead of running them (every slot's stream).

@@ -155,8 +155,12 @@ ResultRecord make_record(Coll c, const CollSizes& s, const BenchOptions& o, bool
 Harness::Harness(const BenchOptions& o, Bootstrap& boot, Communicator& comm, const std::vector<Group>& groups,
                  Watchdog& wd, ResultsSink& sink, Reporter* reporter)
     : o_(o), boot_(boot), comm_(comm), groups_(groups), wd_(wd), sink_(sink), reporter_(reporter) {
-  for (const std::string& h : boot_.hosts())
-    rank_hosts_.insert(rank_hosts_.end(), static_cast<std::size_t>(comm_.slots()), h);
+  // A backend that places its slots itself (sim: simulated nodes) names this process's hosts.
+  for (std::size_t p = 0; p < boot_.hosts().size(); ++p)
+    for (int k = 0; k < comm_.slots(); ++k) {
+      const std::string own = static_cast<int>(p) == boot_.rank() ? comm_.host(k) : std::string();
+      rank_hosts_.push_back(own.empty() ? boot_.hosts()[p] : own);
+    }
   group_size_ = groups_.empty() ? comm_.size() : static_cast<int>(groups_.front().ranks.size());
   idle_ = group_of(groups_, boot_.rank() * comm_.slots()) < 0;
 }
@@ -245,6 +249,18 @@ void Harness::time_loop(std::span<const OpCall> calls, OpPoint& point, std::uint
     for (std::size_t k = 0; k < slots && k < ev.size(); ++k)
       for (std::size_t i = 0; i < ev[k].size() && i < static_cast<std::size_t>(o_.iters); ++i)
         mine[k * block + i + 2] = ev[k][i];
+    // A simulated clock: the loop time is the mean simulated time of its iterations; the host
+    // clock measured the simulator.
+    if (comm_.simulated_clock()) {
+      if (ev.size() < slots)
+        throw Error(ErrorCode::Internal, fmt::format("{}: simulated times for {} of {} slots", comm_.name(), ev.size(), slots));
+      for (std::size_t k = 0; k < slots; ++k) {
+        if (ev[k].size() != static_cast<std::size_t>(o_.iters))
+          throw Error(ErrorCode::Internal, fmt::format("{}: {} simulated times for {} iterations", comm_.name(),
+                                                       ev[k].size(), o_.iters));
+        mine[k * block] = std::accumulate(ev[k].begin(), ev[k].end(), 0.0) / o_.iters;
+      }
+    }
   }
 }
 
@@ -283,7 +299,7 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
     control("barrier", [&] { boot_.barrier(); });
     if (o_.graph_launches > 0) control("barrier", [&] { boot_.barrier(); });
     if (checked) control("sum wrong", [&] { wrong_total_ += boot_.allreduce_sum(0); });
-    return records_of(c, s, in_place, cycle, mine, checked);
+    return records_of(c, s, in_place, cycle, mine, checked, nullptr);
   }
   for (int w = 0; w < o_.warmup_iters; ++w) {
     wd_.enter(point);
@@ -293,8 +309,9 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
   control("barrier", [&] { boot_.barrier(); });
   if (o_.graph_launches > 0) graph_loop(calls, point, stall_here, mine);
   else time_loop(calls, point, delay_us, stall_here, mine);
+  const nlohmann::json observed = comm_.timed_observed();
   if (checked) check_passes(c, s, in_place, cycle, calls, layouts, mine);
-  return records_of(c, s, in_place, cycle, mine, checked);
+  return records_of(c, s, in_place, cycle, mine, checked, observed);
 }
 
 void Harness::graph_loop(std::span<const OpCall> calls, OpPoint& point, bool stall_here, std::vector<double>& mine) {
@@ -367,7 +384,8 @@ void Harness::check_passes(Coll c, const CollSizes& s, bool in_place, int cycle,
 }
 
 std::vector<ResultRecord> Harness::records_of(Coll c, const CollSizes& s, bool in_place, int cycle,
-                                              const std::vector<double>& mine, bool checked) {
+                                              const std::vector<double>& mine, bool checked,
+                                              const nlohmann::json& observed) {
   const std::size_t block = block_size(o_.iters);
   std::vector<double> gathered;
   control("gather timings", [&] { gathered = boot_.gather_to_root(mine); });
@@ -380,6 +398,7 @@ std::vector<ResultRecord> Harness::records_of(Coll c, const CollSizes& s, bool i
                     gathered.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(r) + 1) * block));
     ResultRecord rec = make_record(c, s, o_, in_place, cycle, blocks, g.ranks, checked, rank_hosts_);
     if (!g.name.empty()) rec.group = g.name;
+    rec.observed = observed;
     sink_.add(rec);
     records.push_back(std::move(rec));
   }

@@ -1,6 +1,7 @@
 #pragma once
 // The timing harness: for each cycle, collective, size and placement it warms up, times the
-// loop with the host steady clock (plus per-iteration times), runs the untimed data check, and
+// loop with the host steady clock (plus per-iteration times; a backend with a simulated clock,
+// the sim backend, gives the times itself), runs the untimed data check, and
 // reduces the figures across ranks. It reports rows through a Reporter on rank 0 only.
 #include <cstdint>
 #include <mutex>
@@ -79,9 +80,11 @@ class Harness {
   /// On rank 0, one record per group; empty elsewhere.
   std::vector<ResultRecord> measure(Coll c, const CollSizes& s, bool in_place, int cycle);
   /// Gathers every rank's figures (`mine`: blocks of block_size(iters) per slot); on rank 0,
-  /// one record per group, added to the sink.
+  /// one record per group, added to the sink, each with `observed` (the backend's
+  /// timed_observed() on rank 0).
   std::vector<ResultRecord> records_of(Coll c, const CollSizes& s, bool in_place, int cycle,
-                                       const std::vector<double>& mine, bool checked);
+                                       const std::vector<double>& mine, bool checked,
+                                       const nlohmann::json& observed);
   void control(const char* what, const std::function<void()>& f);
   /// Every slot's call of one collective (and, in place, where each slot's input and output sit).
   std::vector<OpCall> calls_for(Coll c, const CollSizes& s, bool in_place, std::vector<InPlaceLayout>& layouts) const;
@@ -90,7 +93,8 @@ class Harness {
   /// The -c untimed data-check passes: wrong elements per slot into `mine`, summed over every rank.
   void check_passes(Coll c, const CollSizes& s, bool in_place, int cycle, std::span<const OpCall> calls,
                     const std::vector<InPlaceLayout>& layouts, std::vector<double>& mine);
-  /// The timed loop without CUDA graphs: host clock around -n launches, per-launch times.
+  /// The timed loop without CUDA graphs: host clock around -n launches, per-launch times (a
+  /// backend with a simulated clock: the mean of its simulated times instead).
   void time_loop(std::span<const OpCall> calls, OpPoint& point, std::uint64_t delay_us, bool stall_here,
                  std::vector<double>& mine);
 

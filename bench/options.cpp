@@ -39,7 +39,7 @@ namespace {
 /// The flags as given, before interpretation (CLI11 fills these; interpret() checks them).
 struct RawFlags {
   std::string minb, maxb, stepf, stepb, iters, warm, check, dtype, op, root, avg, cycles, timeout, colls, backend,
-      placement, stall, split_mode, rpn, device, gpus, graphs;
+      placement, stall, split_mode, rpn, device, gpus, graphs, fidelity;
   std::vector<std::string> delays;
   bool version = false;
 };
@@ -51,7 +51,7 @@ void add_size_and_timing_flags(CLI::App& app, RawFlags& f) {
   app.add_option("-i,--stepbytes", f.stepb, "Add this many bytes between sizes when -f is 1 (default 1M)");
   app.add_option("-n,--iters", f.iters, "Timed iterations per size (default 20)");
   app.add_option("-w,--warmup_iters", f.warm, "Untimed warm-up iterations per size (default 5)");
-  app.add_option("-c,--check", f.check, "Data-check passes per size, 0 = off (default 1)");
+  app.add_option("-c,--check", f.check, "Data-check passes per size, 0 = off (default 1; sim: off, nothing moves)");
   app.add_option("-d,--datatype", f.dtype, "int8 uint8 int32 uint32 int64 uint64 float double (half bfloat16: nccl)");
   app.add_option("-o,--op", f.op, "Reduction: sum prod min max (avg: nccl only); default sum");
   app.add_option("-r,--root", f.root, "Root rank of broadcast and reduce (default 0)");
@@ -65,7 +65,9 @@ void add_run_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
   app.add_option("--prom", o.prom_file,
                  "Write a Prometheus textfile (node_exporter textfile collector) of the run's busbw and time to "
                  "this file at the end (rank 0, atomically)");
-  app.add_option("--backend", f.backend, "mpi | nccl | auto (default auto: nccl when built and a GPU is usable)");
+  app.add_option("--backend", f.backend,
+                 "mpi | nccl | sim | auto (default auto: nccl when built and a GPU is usable, else mpi; sim only "
+                 "when asked)");
   app.add_option("--coll", f.colls,
                  "Collectives, comma separated: all_reduce all_gather reduce_scatter broadcast reduce alltoall "
                  "sendrecv, or all (default all_reduce)");
@@ -81,7 +83,8 @@ void add_run_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
   app.add_option("-G,--cudagraph", f.graphs,
                  "nccl: capture the -n launches of each size in a CUDA graph and replay it this many times (0 = off)");
   app.add_flag("--observe,!--no-observe", o.observe,
-               "nccl: record what NCCL did (NICs, PXN, GDR) from its INFO log (default on)");
+               "nccl: record what NCCL did (NICs, PXN, GDR) from its INFO log; sim: what the simulated NCCL did "
+               "(default on)");
   app.add_flag("--nonblocking", o.nonblocking,
                "nccl: non-blocking communicators (every call returns at once and is polled; each ncclGroupEnd then "
                "costs a thread, which shows in small-message times). Default: blocking, as nccl-tests");
@@ -89,6 +92,13 @@ void add_run_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
                  "Fire drill: this rank skips its first timed collective and stops there (needs -T)");
   app.add_option("--inject-delay-us", f.delays,
                  "Fire drill RANK:US: that rank sleeps US microseconds before each timed collective (repeatable)");
+  app.add_option("--sim-cluster", o.sim_cluster,
+                 "sim: the cluster file (YAML or JSON, sim/README.md) whose every GPU is simulated as one rank in "
+                 "this process, without mpirun; every figure is simulated");
+  app.add_option("--fidelity", f.fidelity,
+                 "sim: packet (ns-3 packet level, iteration i with seed + i) | flow (max-min fair flows, "
+                 "deterministic: simulated once per size); default packet");
+  app.add_option("--sim-set", o.sim_sets, "sim: override one cluster key, key.path=value (YAML value; repeatable)");
   app.add_flag("--version", f.version, "Print the version and the backends compiled in");
 }
 
@@ -136,8 +146,9 @@ void interpret_names(const RawFlags& f, BenchOptions& o) {
   if (!f.backend.empty()) {
     if (f.backend == "mpi") o.backend = BackendChoice::Mpi;
     else if (f.backend == "nccl") o.backend = BackendChoice::Nccl;
+    else if (f.backend == "sim") o.backend = BackendChoice::Sim;
     else if (f.backend == "auto") o.backend = BackendChoice::Auto;
-    else throw UsageError(quoted("--backend", f.backend) + ": expected mpi, nccl or auto");
+    else throw UsageError(quoted("--backend", f.backend) + ": expected mpi, nccl, sim or auto");
   }
   if (!f.placement.empty()) {
     if (f.placement == "out") o.placement = Placement::Out;
@@ -152,6 +163,49 @@ void interpret_names(const RawFlags& f, BenchOptions& o) {
                                                                 "(node indices, each at most once) or none");
     o.split = *sp;
   }
+  if (!f.fidelity.empty()) {
+    if (f.fidelity != "packet" && f.fidelity != "flow")
+      throw UsageError(quoted("--fidelity", f.fidelity) + ": expected packet or flow");
+    o.sim_fidelity = f.fidelity;
+  }
+}
+
+/// --backend sim and its flags: the sim flags need it, it needs a cluster, and the flags of one
+/// process per rank or of real devices do not apply to one process that simulates every rank.
+/// `fidelity_given`: --fidelity was on the command line.
+void check_sim_flags(const BenchOptions& o, bool fidelity_given) {
+  const bool sim = o.backend == BackendChoice::Sim;
+  if (!sim) {
+    const auto only_sim = [](const std::string& flag) {
+      return UsageError(flag + ": only with --backend sim (it describes the simulated cluster)");
+    };
+    if (!o.sim_cluster.empty()) throw only_sim(quoted("--sim-cluster", o.sim_cluster));
+    if (fidelity_given) throw only_sim(quoted("--fidelity", o.sim_fidelity));
+    if (!o.sim_sets.empty()) throw only_sim(quoted("--sim-set", o.sim_sets.front()));
+    return;
+  }
+  if (o.sim_cluster.empty())
+    throw UsageError("--backend sim: needs --sim-cluster CLUSTER.yaml (the cluster to simulate; sim/examples/ has some)");
+  const std::string why = ": the sim backend simulates every GPU of --sim-cluster as one rank of one process";
+  if (o.gpus_per_process != 1)
+    throw UsageError(quoted("-g/--ngpus", std::to_string(o.gpus_per_process)) + why + " (the cluster sets the ranks)");
+  if (o.graph_launches > 0)
+    throw UsageError(quoted("-G/--cudagraph", std::to_string(o.graph_launches)) +
+                     ": CUDA graphs are not simulated (--backend sim)");
+  if (o.split.mode != SplitMode::None)
+    throw UsageError(quoted("--split", std::string(split_name(o.split))) + why + " (no concurrent groups)");
+  if (o.device) throw UsageError(quoted("--device", std::to_string(*o.device)) + why + " (no real GPU)");
+  if (o.nonblocking) throw UsageError("--nonblocking" + why + " (no NCCL communicator to poll)");
+  if (o.ranks_per_node > 0)
+    throw UsageError(quoted("--ranks-per-node", std::to_string(o.ranks_per_node)) + why +
+                     " (the cluster's gpus_per_node sets the nodes)");
+  if (o.inject_stall_rank)
+    throw UsageError(quoted("--inject-stall", std::to_string(*o.inject_stall_rank)) +
+                     ": fire drills act on processes and the host clock; the sim backend's times are simulated");
+  if (!o.inject_delays.empty())
+    throw UsageError(quoted("--inject-delay-us", std::to_string(o.inject_delays.front().rank) + ":" +
+                                                     std::to_string(o.inject_delays.front().delay_us)) +
+                     ": fire drills act on processes and the host clock; the sim backend's times are simulated");
 }
 
 /// The fire drills: --inject-stall RANK, --inject-delay-us RANK:US.
@@ -215,9 +269,16 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
   BenchOptions& o = r.options;
   for (int i = 0; i < argc; ++i) o.argv.emplace_back(argv[i]);
 
-  CLI::App app{"railkit-bench: collective benchmark (nccl-tests flags), one process per rank under mpirun/srun",
+  CLI::App app{"railkit-bench: collective benchmark (nccl-tests flags), one process per rank under mpirun/srun "
+               "(--backend sim: one process simulating every rank of a cluster file)",
                "railkit-bench"};
   app.set_help_flag("-h,--help", "Print this help and exit");
+  app.footer("Exit codes: 0 done; 1 internal error; 2 CUDA; 3 NCCL; 4 timeout (-T); 5 not available here (a backend not "
+             "built or not usable: nccl without a GPU, sim without ns-3); 6 usage (a bad flag, value or input file, "
+             "e.g. a --sim-cluster file or a sim flag without --backend sim; one line names it); 7 wrong values in a "
+             "data check; 8 MPI; 9 I/O.\n--backend sim --sim-cluster C.yaml [--fidelity packet|flow] [--sim-set k=v]: "
+             "no mpirun; NCCL_* settings come from the environment (those not modelled are named as inert); -c is "
+             "off and every figure is labelled simulated.");
   RawFlags f;
   add_size_and_timing_flags(app, f);
   add_run_flags(app, f, o);
@@ -239,6 +300,7 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
   interpret_numbers(f, o);
   interpret_names(f, o);
   interpret_drills(f, o);
+  check_sim_flags(o, !f.fidelity.empty());
   validate(o, 0);
   return r;
 }
@@ -252,7 +314,7 @@ void validate(const BenchOptions& o, int nranks) {
   if (o.inject_stall_rank && o.timeout_s <= 0)
     throw UsageError("--inject-stall '" + std::to_string(*o.inject_stall_rank) +
                      "' needs -T/--timeout, or the run would hang forever");
-  if (nranks > 0) {
+  if (nranks > 0 && o.backend != BackendChoice::Sim) {
     const int data_ranks = nranks * o.gpus_per_process;
     if (o.root >= data_ranks)
       throw UsageError("-r/--root '" + std::to_string(o.root) + "': only " + std::to_string(data_ranks) + " ranks");

@@ -12,7 +12,7 @@ namespace railkit::bench {
 
 enum class Placement { Out, In, Both };
 enum class Average { Rank0 = 0, Avg = 1, Min = 2, Max = 3 };
-enum class BackendChoice { Auto, Mpi, Nccl };
+enum class BackendChoice { Auto, Mpi, Nccl, Sim };
 
 /// --inject-delay-us RANK:US
 struct InjectDelay {
@@ -49,6 +49,9 @@ struct BenchOptions {
   bool nonblocking = false;                ///< --nonblocking (nccl): non-blocking communicators (config.blocking = 0)
   std::optional<int> inject_stall_rank;
   std::vector<InjectDelay> inject_delays;
+  std::string sim_cluster;                 ///< --sim-cluster (sim): the cluster file to simulate
+  std::string sim_fidelity = "packet";     ///< --fidelity (sim): packet | flow
+  std::vector<std::string> sim_sets;       ///< --sim-set key.path=value (sim), in order
   std::vector<std::string> argv;           ///< the command line, for the results document
 };
 
@@ -70,7 +73,9 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text);
 
 /// Checks relations between options that do not need the machine (min <= max, a growing step,
 /// root within nranks x -g and injected ranks within nranks when nranks > 0; `nranks` counts
-/// processes, and fire drills name processes). Throws UsageError.
+/// processes, and fire drills name processes; the sim flags only with --backend sim and the
+/// flags the sim backend refuses). With --backend sim the root is checked against the cluster
+/// later (its GPUs are the ranks). Throws UsageError.
 void validate(const BenchOptions& o, int nranks);
 
 /// Name of -a's mode: rank0|avg|min|max.

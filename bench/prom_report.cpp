@@ -35,6 +35,7 @@ std::string render_bench_prometheus(const ResultsDocument& doc, double end_unix_
     if (cycles) l.emplace_back("cycle", std::to_string(r->cycle));
     l.emplace_back("backend", doc.run.backend);
     l.emplace_back("label", doc.run.label);
+    if (doc.simulated) l.emplace_back("simulated", "true");  // never mistaken for a measurement
     const std::string labels = prom_labels(l);
     // Shortest text that reads back as the same double: the values equal the -J document's.
     if (std::isfinite(r->busbw_GBps)) busbw += fmt::format("railkit_bench_busbw_gbps{{{}}} {}\n", labels, r->busbw_GBps);

@@ -35,6 +35,7 @@ struct RunHeader {
   BenchOptions options;
   std::vector<RankLine> ranks;
   std::vector<std::string> notes;  ///< "# note: ..." lines (rounding, skipped sizes)
+  std::vector<std::string> lines;  ///< "# ..." lines after the first (the sim backend's -c line)
 };
 
 class Reporter {
@@ -64,5 +65,10 @@ class TableReporter final : public Reporter {
 
 /// Formats a value the way nccl-tests does in a column of `width`: 2 decimals, fewer when wide.
 std::string format_column(double value, int width);
+
+/// The header line of a simulated run (run.timing "simulated"), from run.sim: "SIMULATED: cluster
+/// NAME (FILE): N nodes x G GPUs, R Gb/s NICs, S spines, oversubscription O:1, NVLink V Gb/s;
+/// fidelity F, seed S ...; every figure below is simulated, not measured". Empty for real runs.
+std::string simulated_banner(const RunInfo& run);
 
 }  // namespace railkit::bench

@@ -101,11 +101,11 @@ nlohmann::json observe_nccl(Bootstrap& boot, const std::string& log_file, const 
 }
 
 /// The run's description for the results document, known before any communicator exists.
-RunInfo make_run_info(const BenchOptions& o, const Bootstrap& boot, bool use_nccl, const std::string& backend_version,
-                      int data_ranks, const std::vector<Group>& groups) {
+RunInfo make_run_info(const BenchOptions& o, const Bootstrap& boot, const std::string& backend,
+                      const std::string& backend_version, int data_ranks, const std::vector<Group>& groups) {
   RunInfo run;
   run.label = o.label;
-  run.backend = use_nccl ? "nccl" : "mpi";
+  run.backend = backend;
   run.backend_version = backend_version;
   run.railkit_version = kVersion;
   run.nranks = data_ranks;
@@ -151,14 +151,21 @@ ErrorRecord timeout_record(const TimeoutReport& rep) {
 RankFacts gather_rank_facts(Bootstrap& boot, const Communicator& comm, int slots) {
   RankFacts f;
   f.pids = boot.gather_to_root(std::vector<double>{static_cast<double>(::getpid())});
-  std::vector<std::string> mine;
-  for (int k = 0; k < slots; ++k) mine.push_back(comm.device(k));
-  std::string text;
-  for (const std::string& m : mine) text += m + '\n';  // device names hold no newline
-  for (const std::string& all : boot.gather_text_to_root(text)) {
-    std::vector<std::string> lines = split(all, '\n');
+  // Per slot: its device, and its host when the backend places it (else the process's).
+  std::string devices, hosts;
+  for (int k = 0; k < slots; ++k) {
+    devices += comm.device(k) + '\n';  // device and host names hold no newline
+    hosts += comm.host(k) + '\n';
+  }
+  const std::vector<std::string> all_devices = boot.gather_text_to_root(devices);
+  const std::vector<std::string> all_hosts = boot.gather_text_to_root(hosts);
+  for (size_t p = 0; p < all_devices.size(); ++p) {
+    std::vector<std::string> lines = split(all_devices[p], '\n');
     lines.resize(static_cast<size_t>(slots));
     f.devices.insert(f.devices.end(), lines.begin(), lines.end());
+    std::vector<std::string> own = p < all_hosts.size() ? split(all_hosts[p], '\n') : std::vector<std::string>{};
+    own.resize(static_cast<size_t>(slots));
+    for (const std::string& h : own) f.hosts.push_back(h.empty() ? boot.hosts()[p] : h);
   }
   return f;
 }
@@ -181,7 +188,7 @@ void finish_document(ResultsSink& sink, Reporter& reporter, const Bootstrap& boo
   for (size_t r = 0; r < facts.devices.size(); ++r) {
     const size_t p = r / static_cast<size_t>(slots);
     ranks.push_back({{"rank", r},
-                     {"host", boot.hosts()[p]},
+                     {"host", r < facts.hosts.size() ? facts.hosts[r] : boot.hosts()[p]},
                      {"pid", static_cast<std::int64_t>(facts.pids[p])},
                      {"peak_rss_bytes", static_cast<std::uint64_t>(rss[p])},
                      {"device", facts.devices[r]}});

@@ -33,8 +33,9 @@ nlohmann::json observe_nccl(Bootstrap& boot, const std::string& log_file, const 
                             bool several_gpus);
 
 /// The run's description for the results document, known before any communicator exists.
-RunInfo make_run_info(const BenchOptions& o, const Bootstrap& boot, bool use_nccl, const std::string& backend_version,
-                      int data_ranks, const std::vector<Group>& groups);
+/// `backend`: "mpi", "nccl" or "sim" (the caller adds what only the sim backend knows).
+RunInfo make_run_info(const BenchOptions& o, const Bootstrap& boot, const std::string& backend,
+                      const std::string& backend_version, int data_ranks, const std::vector<Group>& groups);
 
 /// The error record of a watchdog timeout.
 ErrorRecord timeout_record(const TimeoutReport& rep);
@@ -43,6 +44,7 @@ ErrorRecord timeout_record(const TimeoutReport& rep);
 struct RankFacts {
   std::vector<double> pids;            ///< per process
   std::vector<std::string> devices;    ///< per data rank
+  std::vector<std::string> hosts;      ///< per data rank: the process's host, or the backend's (Communicator::host)
 };
 
 /// Collective: every process's pid and its slots' devices, at rank 0.

@@ -45,7 +45,8 @@ ojson record_json(const ResultRecord& r) {
               {"time_us_max", r.ranks.time_us_max},
               {"slowest_rank", r.ranks.slowest_rank},
               {"slowest_host", r.ranks.slowest_host}}},
-            {"group", r.group ? ojson(*r.group) : ojson(nullptr)}};
+            {"group", r.group ? ojson(*r.group) : ojson(nullptr)},
+            {"observed", ojson::parse(json_dump(r.observed))}};
   return j;
 }
 
@@ -72,6 +73,9 @@ ResultRecord record_from(const json& j, const std::string& where) {
   r.ranks.slowest_rank = field<int>(k, "slowest_rank", kw);
   r.ranks.slowest_host = field<std::string>(k, "slowest_host", kw);
   r.group = field_opt<std::string>(j, "group", where);
+  r.observed = field_or(j, "observed", json(nullptr), where);
+  if (!r.observed.is_null() && !r.observed.is_object())
+    throw UsageError(where + ": observed must be an object or null, not " + std::string(r.observed.type_name()));
   return r;
 }
 
@@ -101,6 +105,7 @@ std::string dump_results(const ResultsDocument& d, int indent) {
              {"message", d.error->message},
              {"detail", ojson::parse(json_dump(d.error->detail))}};
   const ojson j = {{"schema", d.schema},
+       {"simulated", d.simulated},
        {"run",
         {{"label", r.label},
          {"backend", r.backend},
@@ -114,7 +119,9 @@ std::string dump_results(const ResultsDocument& d, int indent) {
          {"start_time", r.start_time},
          {"average", r.average},
          {"options", options},
-         {"split", ojson::parse(json_dump(r.split))}}},
+         {"split", ojson::parse(json_dump(r.split))},
+         {"timing", r.timing},
+         {"sim", ojson::parse(json_dump(r.sim))}}},
        {"results", std::move(results)},
        {"observed", observed},
        {"summary",
@@ -145,6 +152,13 @@ void from_json(const json& j, ResultsDocument& d) {
     d.run.average = field_or(r, "average", "avg", "run");
     d.run.options = field_or(r, "options", json::object(), "run");
     d.run.split = field_or(r, "split", json(nullptr), "run");
+    d.run.timing = field_or(r, "timing", "host_clock", "run");
+    d.run.sim = field_or(r, "sim", json(nullptr), "run");
+    if (!d.run.sim.is_null() && !d.run.sim.is_object())
+      throw UsageError("run: sim must be an object or null, not " + std::string(d.run.sim.type_name()));
+    d.simulated = field_or(j, "simulated", false, top);
+    if (d.run.backend == "sim" && !d.simulated)
+      throw UsageError("run.backend is sim but simulated is not true: a simulated run must say so");
     d.results.clear();
     const json& results = json_member(j, "results", top);
     if (!results.is_array()) throw UsageError(std::string("results must be an array, not ") + results.type_name());

@@ -18,7 +18,7 @@ inline constexpr const char* kResultsSchema = "railkit.results/1";
 /// Where a run happened and how it was asked for.
 struct RunInfo {
   std::string label;
-  std::string backend;           ///< "mpi" or "nccl"
+  std::string backend;           ///< "mpi", "nccl" or "sim"
   std::string backend_version;   ///< e.g. "Open MPI v4.1.4"
   std::string railkit_version;
   int nranks = 0;
@@ -31,6 +31,12 @@ struct RunInfo {
   nlohmann::json options = nlohmann::json::object();  ///< the bench options that shape results
   /// --split: null, or {mode, ranks_per_node, groups: [{name, ranks, hosts}]}
   nlohmann::json split = nullptr;
+  /// How time_us was measured: "host_clock" (mpi, nccl: the host clock around the loop) or
+  /// "simulated" (sim: simulated completion times, not measured on any hardware).
+  std::string timing = "host_clock";
+  /// --backend sim: the simulated cluster, fidelity, seed and NCCL settings (results/README.md);
+  /// null for the other backends.
+  nlohmann::json sim = nullptr;
 };
 
 /// Per-rank spread of the per-op average time (each rank's own loop time / iters).
@@ -58,6 +64,9 @@ struct ResultRecord {
   std::optional<std::int64_t> wrong;  ///< wrong elements summed over ranks; nullopt when not checked
   RankSpread ranks;   ///< slowest_rank is a world rank
   std::optional<std::string> group;   ///< --split group ("rail0"); nullopt without a split
+  /// What the backend saw of this measurement (sim: the simulated algorithm, protocol, channels,
+  /// fabric counters); null when the backend reports nothing per record.
+  nlohmann::json observed = nullptr;
 };
 
 /// What ended a run early (timeout, MPI error ...).
@@ -76,6 +85,8 @@ struct ResultsSummary {
 
 struct ResultsDocument {
   std::string schema = kResultsSchema;
+  /// Every figure was simulated (run.backend "sim"): never a measurement, never validates a profile.
+  bool simulated = false;
   RunInfo run;
   std::vector<ResultRecord> results;
   nlohmann::json observed = nlohmann::json::object();
@@ -88,7 +99,8 @@ void update_summary(ResultsDocument& doc);
 
 /// The document as JSON text, keys in schema order.
 std::string dump_results(const ResultsDocument& d, int indent = 2);
-/// Throws UsageError when the document is not railkit.results/1 or a field has the wrong type.
+/// Throws UsageError when the document is not railkit.results/1, a field has the wrong type, or
+/// a run.backend "sim" document does not say simulated: true.
 void from_json(const nlohmann::json& j, ResultsDocument& d);
 
 /// Loads and validates a results document from a file. Throws IoError / UsageError naming the file.

@@ -148,3 +148,39 @@ TEST(Options, HelpAndVersionExitEarly) {
   EXPECT_TRUE(v.exit_now);
   EXPECT_TRUE(v.show_version);
 }
+
+TEST(Options, SimBackendAndItsFlags) {
+  const BenchOptions o = parse({"--backend", "sim", "--sim-cluster", "c.yaml", "--sim-set", "seed=3", "--sim-set",
+                                "topology.spines=2", "--fidelity", "flow"})
+                             .options;
+  EXPECT_EQ(o.backend, BackendChoice::Sim);
+  EXPECT_EQ(o.sim_cluster, "c.yaml");
+  EXPECT_EQ(o.sim_fidelity, "flow");
+  EXPECT_EQ(o.sim_sets, (std::vector<std::string>{"seed=3", "topology.spines=2"}));
+  EXPECT_EQ(parse({"--backend", "sim", "--sim-cluster", "c.yaml"}).options.sim_fidelity, "packet");  // the default
+  // The sim flags need --backend sim, and --backend sim needs a cluster.
+  expect_usage({"--sim-cluster", "c.yaml"}, "--sim-cluster 'c.yaml': only with --backend sim");
+  expect_usage({"--backend", "mpi", "--fidelity", "flow"}, "--fidelity 'flow': only with --backend sim");
+  expect_usage({"--sim-set", "seed=2"}, "--sim-set 'seed=2': only with --backend sim");
+  expect_usage({"--backend", "sim"}, "--backend sim: needs --sim-cluster");
+  expect_usage({"--backend", "sim", "--sim-cluster", "c.yaml", "--fidelity", "fluid"}, "--fidelity 'fluid': expected packet or flow");
+  expect_usage({"--backend", "sim", "--sim-cluster", ""}, "--sim-cluster '': an empty value");
+  // What one process simulating every rank cannot honour is refused, never ignored.
+  const std::vector<std::string> sim{"--backend", "sim", "--sim-cluster", "c.yaml"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = sim;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  expect_usage(with({"-G", "2"}), "-G/--cudagraph '2': CUDA graphs are not simulated");
+  expect_usage(with({"-g", "8"}), "-g/--ngpus '8': the sim backend simulates every GPU");
+  expect_usage(with({"--split", "rail"}), "--split 'rail': the sim backend");
+  expect_usage(with({"--device", "1"}), "--device '1': the sim backend");
+  expect_usage(with({"--nonblocking"}), "--nonblocking: the sim backend");
+  expect_usage(with({"--ranks-per-node", "4"}), "--ranks-per-node '4': the sim backend");
+  expect_usage(with({"--inject-delay-us", "0:5"}), "--inject-delay-us '0:5': fire drills");
+  expect_usage(with({"-T", "5", "--inject-stall", "1"}), "--inject-stall '1': fire drills");
+  // The root counts the cluster's GPUs, known only once the cluster is read: not checked here.
+  BenchOptions v = parse(with({"-r", "20"})).options;
+  EXPECT_NO_THROW(validate(v, 1));
+}

@@ -86,3 +86,18 @@ TEST(BenchProm, EmptyDocumentHasHeadersAndTimestampOnly) {
   EXPECT_NE(out.find("# TYPE railkit_bench_busbw_gbps gauge\n"), std::string::npos);
   EXPECT_NE(out.find("\nrailkit_bench_last_run_timestamp_seconds 12.000\n"), std::string::npos);
 }
+
+TEST(BenchProm, SimulatedRunsCarryTheSimulatedLabel) {
+  ResultsDocument d;
+  d.run.backend = "sim";
+  d.simulated = true;
+  d.results.push_back(record(1024, false, nullptr, 1.5, 10));
+  const std::string text = render_bench_prometheus(d, 0);
+  EXPECT_NE(text.find("railkit_bench_busbw_gbps{op=\"all_reduce\",bytes=\"1024\",size=\"1KiB\",placement=\"out_of_place\","
+                      "backend=\"sim\",label=\"\",simulated=\"true\"} 1.5\n"),
+            std::string::npos)
+      << text;
+  d.simulated = false;
+  d.run.backend = "mpi";
+  EXPECT_EQ(render_bench_prometheus(d, 0).find("simulated"), std::string::npos);
+}

@@ -122,3 +122,52 @@ TEST(TableReporter, HeaderCountsProcessesAndGpusWithSeveralGpusPerProcess) {
   EXPECT_NE(out.find("8 ranks (2 processes x 4 GPUs) on 1 node\n"), std::string::npos) << out;
   EXPECT_NE(out.find("#  Rank  7 Pid    101 on     node-a"), std::string::npos) << out;
 }
+
+TEST(TableReporter, SimulatedRunSaysSoInHeaderAndFooterAndChecksNothing) {
+  // Issue 16: every simulated figure is labelled; "#wrong" is N/A and the footer never says OK.
+  std::ostringstream os;
+  TableReporter t(os);
+  RunHeader h;
+  h.run.railkit_version = "0.1.0";
+  h.run.backend = "sim";
+  h.run.backend_version = "ns-3 3.37, simulated";
+  h.run.timing = "simulated";
+  h.run.nranks = 32;
+  h.run.nnodes = 4;
+  h.run.sim = {{"cluster",
+                {{"name", "c4x8"}, {"file", "c.yaml"}, {"nodes", 4}, {"gpus_per_node", 8}, {"link_rate_Gbps", 400.0},
+                 {"spines", 4}, {"oversubscription", 2.0}, {"nvlink_rate_Gbps", 3600.0}}},
+               {"fidelity", "packet"},
+               {"seed", 7}};
+  h.lines = {"-c: the sim backend moves no data: nothing checked"};
+  t.run_start(h);
+  t.coll_start(Coll::AllReduce, 0);
+  t.row(Row{Coll::AllReduce, coll_sizes(Coll::AllReduce, 1024, 4, 32),
+            rec("all_reduce", "sum", 1024, 256, false, 10, 0.1, 0.19, std::nullopt), std::nullopt, ""});
+  railkit::ResultsDocument doc;
+  doc.simulated = true;
+  doc.summary.avg_busbw_GBps = 0.19;
+  t.run_end(doc);
+  const std::string out = os.str();
+  EXPECT_NE(out.find("# railkit-bench 0.1.0: backend sim (ns-3 3.37, simulated), 32 ranks on 4 nodes\n"
+                     "# SIMULATED: cluster c4x8 (c.yaml): 4 nodes x 8 GPUs, 400 Gb/s NICs, 4 spines, oversubscription "
+                     "2:1, NVLink 3600 Gb/s; fidelity packet, seed 7 (iteration i simulated with seed + i); every figure "
+                     "below is simulated, not measured\n"
+                     "# -c: the sim backend moves no data: nothing checked\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("     N/A"), std::string::npos) << out;
+  EXPECT_NE(out.find("# Out of bounds values : N/A (simulated: no data moved, nothing checked)\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find(" OK"), std::string::npos) << out;
+  EXPECT_NE(out.find("# Avg bus bandwidth    : 0.19 (simulated)\n"), std::string::npos) << out;
+}
+
+TEST(TableReporter, SimulatedBannerOnlyForSimulatedTiming) {
+  railkit::RunInfo run;
+  EXPECT_EQ(simulated_banner(run), "");
+  run.timing = "simulated";
+  run.sim = {{"fidelity", "flow"}, {"seed", 1}, {"cluster", {{"name", "x"}}}};
+  const std::string b = simulated_banner(run);
+  EXPECT_EQ(b.rfind("SIMULATED: cluster x (?): ? nodes", 0), 0u) << b;
+  EXPECT_NE(b.find("fidelity flow, seed 1 (flow level is deterministic"), std::string::npos) << b;
+}

@@ -115,3 +115,67 @@ TEST(Results, ErrorRecordRoundTrips) {
   EXPECT_EQ(back.error->detail["not_arrived"][0], 2);
   EXPECT_FALSE(back.summary.complete);
 }
+
+TEST(Results, SimulatedRunRoundTrips) {
+  // Issue 16: a --backend sim document says simulated: true, how it was timed, the cluster, and
+  // per record what the simulator saw.
+  railkit::ResultsDocument d = sample();
+  d.simulated = true;
+  d.run.backend = "sim";
+  d.run.timing = "simulated";
+  d.run.sim = {{"fidelity", "flow"}, {"seed", 7}, {"cluster", {{"name", "c"}, {"nodes", 4}}}};
+  d.results[0].wrong.reset();
+  d.results[0].observed = {{"algo", "Ring"}, {"counters", {{"spine_bytes", 0}}}};
+  const std::string text = railkit::dump_results(d);
+  railkit::ResultsDocument back;
+  railkit::from_json(nlohmann::json::parse(text), back);
+  EXPECT_EQ(railkit::dump_results(back), text);
+  EXPECT_TRUE(back.simulated);
+  EXPECT_EQ(back.run.timing, "simulated");
+  EXPECT_EQ(back.run.sim["seed"], 7);
+  EXPECT_EQ(back.results[0].observed["algo"], "Ring");
+  EXPECT_TRUE(back.results[1].observed.is_null());
+  EXPECT_FALSE(back.results[0].wrong.has_value());
+  EXPECT_EQ(text.find("\"simulated\": true"), text.find("\"schema\"") + 33) << text.substr(0, 80);
+}
+
+TEST(Results, RealRunsSayHostClockAndNotSimulated) {
+  const nlohmann::json j = nlohmann::json::parse(railkit::dump_results(sample()));
+  EXPECT_EQ(j["simulated"], false);
+  EXPECT_EQ(j["run"]["timing"], "host_clock");
+  EXPECT_TRUE(j["run"]["sim"].is_null());
+  EXPECT_TRUE(j["results"][0]["observed"].is_null());
+}
+
+TEST(Results, DocumentsWithoutTheSimKeysStillRead) {
+  // Written before issue 16: no simulated, run.timing, run.sim, results[].observed.
+  nlohmann::json j = nlohmann::json::parse(railkit::dump_results(sample()));
+  j.erase("simulated");
+  j["run"].erase("timing");
+  j["run"].erase("sim");
+  for (auto& r : j["results"]) r.erase("observed");
+  railkit::ResultsDocument d;
+  railkit::from_json(j, d);
+  EXPECT_FALSE(d.simulated);
+  EXPECT_EQ(d.run.timing, "host_clock");
+  EXPECT_TRUE(d.results[0].observed.is_null());
+}
+
+TEST(Results, SimBackendMustSaySimulated) {
+  nlohmann::json j = nlohmann::json::parse(railkit::dump_results(sample()));
+  j["run"]["backend"] = "sim";
+  railkit::ResultsDocument d;
+  try {
+    railkit::from_json(j, d);
+    ADD_FAILURE() << "a sim document without simulated: true was read";
+  } catch (const railkit::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.backend is sim but simulated is not true"), std::string::npos) << e.what();
+  }
+  j["simulated"] = true;
+  EXPECT_NO_THROW(railkit::from_json(j, d));
+  j["simulated"] = "yes";
+  EXPECT_THROW(railkit::from_json(j, d), railkit::UsageError);
+  j["simulated"] = true;
+  j["results"][0]["observed"] = 3;
+  EXPECT_THROW(railkit::from_json(j, d), railkit::UsageError);
+}

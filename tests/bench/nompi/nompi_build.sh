@@ -4,14 +4,15 @@
 # its own (MPI and CUDA off: the nccl backend's code is compiled by the main build), then
 #   --version says there is no mpi backend,
 #   a run without a usable backend exits 5 with one line,
-#   started by a launcher as several processes it refuses (exit 5) instead of running N copies.
+#   started by a launcher as several processes it refuses (exit 5) instead of running N copies,
+#   built without ns-3 (-DRAILKIT_WITH_NS3=OFF) --backend sim exits 5 with one line saying why.
 # Usage: nompi_build.sh SOURCE_DIR WORK_DIR
 set -uo pipefail
 src=$1 work=$2
 rm -rf "$work" && mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRAILKIT_WITH_MPI=OFF -DRAILKIT_WITH_CUDA=OFF \
+cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRAILKIT_WITH_MPI=OFF -DRAILKIT_WITH_CUDA=OFF -DRAILKIT_WITH_NS3=OFF \
   -DRAILKIT_BUILD_TESTS=OFF -DRAILKIT_BUILD_BENCHMARKS=OFF >"$work/configure.log" 2>&1 ||
   { tail -n 20 "$work/configure.log"; fail "configure without MPI"; }
 cmake --build "$work/build" --target railkit-bench -j "$(nproc)" >"$work/build.log" 2>&1 ||
@@ -30,6 +31,13 @@ grep -q "built without MPI" <<<"$err" || fail "the line does not say why: $err"
 err=$(OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_RANK=0 "$bench" --backend mpi -b 8 -e 8 2>&1 >/dev/null); rc=$?
 [ "$rc" -eq 5 ] || fail "under a launcher: rc $rc (want 5): $err"
 grep -q "the launcher started 4" <<<"$err" || fail "under a launcher: $err"
+
+# Built without ns-3 (as the GPU bundle is): no sim backend, and asking for it says why.
+grep -q 'no sim (built without ns-3)' <<<"$out" || fail "--version does not say there is no sim backend: $out"
+err=$("$bench" --backend sim --sim-cluster "$src/sim/examples/cluster-4x8-1to1.yaml" -b 8 -e 8 2>&1 >/dev/null); rc=$?
+[ "$rc" -eq 5 ] || fail "--backend sim without ns-3: rc $rc (want 5): $err"
+[ "$(grep -c '^railkit-bench: error:' <<<"$err")" -eq 1 ] || fail "want one error line: $err"
+grep -q "built without ns-3" <<<"$err" || fail "the line does not say why: $err"
 
 err=$("$bench" -b 0 2>&1 >/dev/null); rc=$?
 [ "$rc" -eq 6 ] || fail "usage error: rc $rc (want 6): $err"
