@@ -57,7 +57,7 @@ mkdir -p "$logs"
 say "configuring $build"
 cmake -S "$RAILKIT_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRAILKIT_WITH_MPI=OFF \
   -DRAILKIT_WITH_CUDA=ON -DRAILKIT_CUDA_ARCHS="$archs" -DRAILKIT_BUILD_TESTS=OFF -DRAILKIT_BUILD_BENCHMARKS=OFF \
-  -DRAILKIT_CUDART_STATIC=ON >"$logs/configure.log" 2>&1 \
+  -DRAILKIT_CUDART_STATIC=ON -DRAILKIT_WITH_NS3=OFF >"$logs/configure.log" 2>&1 \
   || { tail -n 30 "$logs/configure.log" >&2; die "configure failed (log: $logs/configure.log)"; }
 say "building railkit-bench railkit railkit_tuner_plugin (-j $jobs)"
 cmake --build "$build" -j "$jobs" --target railkit-bench railkit railkit_tuner_plugin >"$logs/build.log" 2>&1 \
