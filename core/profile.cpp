@@ -254,7 +254,21 @@ ProfileCluster read_cluster(const Reader& r, const Node& n) {
 }
 
 void read_settings(const Reader& r, const Node& n, ProfileDocument& p) {
-  r.object(n, {"env", "dcqcn"});
+  r.object(n, {"env", "dcqcn", "switch_ecn"});
+  if (n.v.contains("switch_ecn")) {  // optional: advice for the switches (a simulated tuning's winner)
+    const Node sw = r.at(n, "switch_ecn");
+    if (!sw.v.is_object()) r.fail(sw.path, fmt::format("expected an object of setting: \"value\", got {}", sw.v.type_name()));
+    for (const auto& [name, v] : sw.v.items()) {
+      const std::string sp = Reader::child_path(sw.path, shown(name));
+      const Tunable* t = find_tunable(name);
+      if (t == nullptr || t->scope != TunableScope::Switch)
+        r.fail(sp, "not a switch setting of the tunables table (switch.ecn.kmin_bytes, switch.ecn.kmax_bytes, switch.ecn.pmax)");
+      const std::string value = r.setting_value({v, sp});
+      const std::string why = tunable_value_problem(*t, value);
+      if (!why.empty()) r.fail(sp + "=" + shown(value), why);
+      p.switch_ecn.emplace(name, value);
+    }
+  }
   p.env = r.env(r.at(n, "env"));
   const Node d = r.at(n, "dcqcn");
   if (!d.v.is_object()) r.fail(d.path, fmt::format("expected an object of priority: {{attribute: \"value\"}}, got {}", d.v.type_name()));
@@ -432,6 +446,7 @@ ojson to_json(const ProfileDocument& p) {
   cluster["extra"] = ordered(c.extra);
   j["cluster"] = std::move(cluster);
   j["settings"] = {{"env", env_json(p.env)}, {"dcqcn", std::move(dcqcn)}};
+  if (!p.switch_ecn.empty()) j["settings"]["switch_ecn"] = env_json(p.switch_ecn);  // optional
   j["decisions"] = std::move(decisions);
   j["expectations"] = std::move(expectations);
   j["evidence"] = {{"validated", ev.validated},

@@ -92,6 +92,10 @@ struct ProfileDocument {
   std::map<std::string, std::string> env;  ///< settings.env: NAME -> value
   /// settings.dcqcn: priority ("3") -> attribute (tunable name, roce_rp.rpg_time_reset) -> value
   std::map<std::string, std::map<std::string, std::string>> dcqcn;
+  /// settings.switch_ecn (optional in the document; written only when non-empty): switch ECN
+  /// marking (switch.ecn.kmin_bytes, kmax_bytes, pmax -> value) found on the simulator. Advice to
+  /// configure on the switches' RoCE queues: railkit never applies it and no consumer exports it.
+  std::map<std::string, std::string> switch_ecn;
   std::vector<ProfileDecision> decisions;
   std::vector<ProfileExpectation> expectations;
   ProfileEvidence evidence;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <string>
 
 #include <fmt/format.h>
@@ -30,6 +31,7 @@ using T = TunableType;
 constexpr Reach kNccl = Reach::Nccl | Reach::Sim;      // NCCL reads NCCL_*; the simulator models NCCL
 constexpr Reach kOmpi = Reach::Mpi;                     // Open MPI reads OMPI_MCA_*; NCCL ignores them
 constexpr Reach kDcqcn = Reach::RoceFabric | Reach::Sim;  // NIC attributes: traffic between nodes, or the model
+constexpr Reach kSwitch = Reach::Sim;                     // switch settings: no host reaches a switch; the model does
 
 // One row per tunable. Sources: ../shared/reference/nccl.md (NCCL 2.28.9 defaults), `ompi_info
 // --param coll tuned --level 9` (Open MPI 4.1; algorithm ids up to the largest any 4.1/5.0
@@ -118,6 +120,13 @@ constexpr Tunable kTable[] = {
      "CNP spacing per flow (0 on ConnectX-4 Lx, 4 on BlueField-3)"},
     {"roce_np.cnp_dscp", S::Dcqcn, kDcqcn, T::Int, 0, 63, kNone, "48", "", "DSCP of CNPs"},
     {"roce_np.cnp_802p_prio", S::Dcqcn, kDcqcn, T::Int, 0, 7, kNone, "6", "", "802.1p priority of CNPs"},
+    // ---- Switch ECN marking of the RoCE queues (switch-ecn; advice in a profile, only the simulator applies it).
+    // Defaults: the DCQCN paper's (Kmin 5 kB, Kmax 200 kB, Pmax 1%), the simulator's default preset.
+    {"switch.ecn.kmin_bytes", S::Switch, kSwitch, T::Int, 0, 1024 * kMiB, kNone, "5000", "bytes",
+     "ECN Kmin of the switches' RoCE queues: no marking below it"},
+    {"switch.ecn.kmax_bytes", S::Switch, kSwitch, T::Int, 1, 1024 * kMiB, kNone, "200000", "bytes",
+     "ECN Kmax: marking probability rises linearly from Kmin to Pmax at Kmax, every packet above it"},
+    {"switch.ecn.pmax", S::Switch, kSwitch, T::Decimal, 0, 1, kNone, "0.01", "", "ECN marking probability at Kmax (0..1)"},
 };
 
 std::string lower(std::string_view s) {
@@ -215,6 +224,13 @@ std::string tunable_value_problem(const Tunable& t, std::string_view value) {
       if (t.name == "NCCL_NTHREADS" && *x % 32 != 0) return "not a multiple of 32";
       return "";
     }
+    case TunableType::Decimal: {
+      const auto x = to_double(value);
+      if (!x || !std::isfinite(*x)) return "not a decimal number";
+      if (*x < static_cast<double>(t.min)) return fmt::format("below the minimum {}", t.min);
+      if (*x > static_cast<double>(t.max)) return fmt::format("above the maximum {}", t.max);
+      return "";
+    }
   }
   return "unknown type";
 }
@@ -229,6 +245,7 @@ std::optional<Reach> knob_reach(std::string_view name) noexcept {
   if (name.starts_with("NCCL_")) return kNccl;
   if (name.starts_with("OMPI_MCA_")) return kOmpi;
   if (name.starts_with(kDcqcnRpPrefix) || name.starts_with(kDcqcnNpPrefix)) return kDcqcn;
+  if (name.starts_with(kSwitchPrefix)) return kSwitch;
   return std::nullopt;
 }
 
@@ -260,7 +277,14 @@ std::vector<std::string> inert_knobs(const std::vector<std::string>& names, cons
   return out;
 }
 
-std::string_view scope_name(TunableScope s) noexcept { return s == TunableScope::Env ? "env" : "dcqcn"; }
+std::string_view scope_name(TunableScope s) noexcept {
+  switch (s) {
+    case TunableScope::Env: return "env";
+    case TunableScope::Dcqcn: return "dcqcn";
+    case TunableScope::Switch: return "switch";
+  }
+  return "?";
+}
 
 std::string_view type_name(TunableType t) noexcept {
   switch (t) {
@@ -269,6 +293,7 @@ std::string_view type_name(TunableType t) noexcept {
     case TunableType::Int: return "int";
     case TunableType::Pow2: return "pow2";
     case TunableType::Bool: return "bool";
+    case TunableType::Decimal: return "decimal";
   }
   return "?";
 }

@@ -15,8 +15,10 @@ namespace railkit {
 
 /// Where a tunable takes effect.
 enum class TunableScope {
-  Env,    ///< an environment variable set on every rank before the program starts
-  Dcqcn,  ///< a DCQCN attribute written on every node's RDMA NICs (sysfs/debugfs), per node
+  Env,     ///< an environment variable set on every rank before the program starts
+  Dcqcn,   ///< a DCQCN attribute written on every node's RDMA NICs (sysfs/debugfs), per node
+  Switch,  ///< a setting of the fabric's switches (ECN marking): no host reaches it; only the
+           ///< simulator takes it (`--sim-set`), and a profile records it as advice
 };
 
 /// What a tunable can change (a set of bits): the backends of railkit-bench that read it, and the
@@ -44,6 +46,7 @@ enum class TunableType {
   Int,       ///< a decimal integer within [min, max]
   Pow2,      ///< a power of two within [min, max] (0 allowed when min is 0)
   Bool,      ///< 0 or 1
+  Decimal,   ///< a decimal number within [min, max] (switch.ecn.pmax: 0..1)
 };
 
 /// One row of the table.
@@ -83,7 +86,8 @@ struct RunTarget {
 };
 
 /// The reach of an environment variable or DCQCN attribute: its row's, else its family's
-/// (NCCL_*: nccl and sim; OMPI_MCA_*: mpi; roce_rp.* / roce_np.*: a RoCE fabric and sim);
+/// (NCCL_*: nccl and sim; OMPI_MCA_*: mpi; roce_rp.* / roce_np.*: a RoCE fabric and sim;
+/// switch.*: sim only);
 /// nullopt for a name of no known family (UCX_*, anything else), which is never judged.
 std::optional<Reach> knob_reach(std::string_view name) noexcept;
 
@@ -98,12 +102,14 @@ std::string reach_text(Reach r);
 /// change a measurement on `t`.
 std::vector<std::string> inert_knobs(const std::vector<std::string>& names, const RunTarget& t);
 
-/// "env" | "dcqcn"; "enum" | "enum-list" | "int" | "pow2" | "bool".
+/// "env" | "dcqcn" | "switch"; "enum" | "enum-list" | "int" | "pow2" | "bool" | "decimal".
 std::string_view scope_name(TunableScope s) noexcept;
 std::string_view type_name(TunableType t) noexcept;
 
 /// Prefix of DCQCN tunable names for the reaction point (sender) and notification point (receiver).
 inline constexpr std::string_view kDcqcnRpPrefix = "roce_rp.";
 inline constexpr std::string_view kDcqcnNpPrefix = "roce_np.";
+/// Prefix of switch settings (scope Switch): `switch.ecn.kmin_bytes`, as the simulator names them.
+inline constexpr std::string_view kSwitchPrefix = "switch.";
 
 }  // namespace railkit

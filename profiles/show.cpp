@@ -177,6 +177,11 @@ std::string settings_section(const ProfileDocument& p) {
   s += fmt::format("settings.dcqcn ({})\n", nd);
   for (const auto& [prio, attrs] : p.dcqcn)
     for (const auto& [k, v] : attrs) s += fmt::format("  priority {}: {}={}\n", prio, k, display(v));
+  if (!p.switch_ecn.empty()) {  // optional: advice found on the simulator
+    s += fmt::format("settings.switch_ecn ({}): advice for the switches' RoCE queues; railkit never applies it\n",
+                     p.switch_ecn.size());
+    for (const auto& [k, v] : p.switch_ecn) s += fmt::format("  {}={}\n", k, display(v));
+  }
   return s;
 }
 
@@ -247,6 +252,9 @@ std::string evidence_section(const ProfileEvidence& ev, std::vector<std::string>
 Rendered show_profile(const ProfileDocument& p) {
   Rendered r;
   r.text = fmt::format("profile {} ({}), created {}\n", display(p.name), p.schema, display(p.created));
+  if (p.cluster.backend == "sim")
+    r.text += "SIMULATED: every figure of this profile comes from railkit-bench --backend sim, a model of a cluster, not a "
+              "measurement; never validated\n";
   r.text += cluster_section(p.cluster);
   r.text += settings_section(p);
   r.text += decisions_section(p, r.warnings);

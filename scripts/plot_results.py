@@ -8,7 +8,10 @@ Input: a JSON file of series written by railkit (`railkit.plot-series/1`):
                "lo": [...], "hi": [...]}]}]}
 One panel per collective/placement, one line per configuration and --split group (the slowest
 group drawn thick and marked), the spread of the rounds (lo..hi) shaded, inert configurations
-dotted, log2 x axis.
+dotted, log2 x axis. Simulated values (railkit-bench --backend sim; the series file's
+"simulated": "all" | "some" | "none", and each series' "simulated") are labelled so: "all" puts
+SIMULATED in the title, the y label and across every panel; "some" marks each simulated series
+(SIMULATED) in the legend and says so in the title.
 Exit codes: 0 written, 5 matplotlib is missing (Debian: python3-matplotlib), 6 bad input, 9 write error.
 """
 import argparse
@@ -51,6 +54,7 @@ def main():
         print(f"plot_results.py: {a.series}: nothing to plot", file=sys.stderr)
         return 6
 
+    simulated = doc.get("simulated", "none")
     cols = 1 if len(panels) == 1 else 2
     rows = (len(panels) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(7.5 * cols, 4.5 * rows), squeeze=False)
@@ -58,6 +62,8 @@ def main():
         for s in panel["series"]:
             values = s.get("values", s.get("busbw_GBps"))  # busbw_GBps: series written before --metric
             label = s["name"] + (" (slowest group)" if s.get("slowest") else "") + (" (inert)" if s.get("inert") else "")
+            if simulated == "some" and s.get("simulated"):
+                label += " (SIMULATED)"
             style = ":" if s.get("inert") else "--" if s.get("baseline") else "-"
             line, = ax.plot(s["bytes"], values, marker="v" if s.get("slowest") else "o",
                             markersize=5 if s.get("slowest") else 3,
@@ -68,7 +74,11 @@ def main():
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: size_label(int(round(v)))))
         ax.set_xlabel("message size (bytes per rank)")
-        ax.set_ylabel(doc.get("ylabel", "busbw (GB/s)"))
+        ylabel = doc.get("ylabel", "busbw (GB/s)")
+        ax.set_ylabel("SIMULATED " + ylabel if simulated == "all" else ylabel)
+        if simulated == "all":
+            ax.text(0.5, 0.5, "SIMULATED", transform=ax.transAxes, ha="center", va="center", fontsize=40,
+                    color="grey", alpha=0.15, rotation=20, zorder=0)
         ax.set_title(panel.get("title", ""))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="small")
@@ -76,8 +86,15 @@ def main():
             label.set_rotation(30)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
-    if a.title:
-        fig.suptitle(a.title)
+    title = a.title
+    if simulated == "all":
+        title = "SIMULATED (railkit-bench --backend sim): a model of a cluster, not a measurement" + (
+            "\n" + title if title else "")
+    elif simulated == "some":
+        title = "Series marked (SIMULATED) are simulated (railkit-bench --backend sim); the others measured" + (
+            "\n" + title if title else "")
+    if title:
+        fig.suptitle(title)
     fig.tight_layout()
     try:
         fig.savefig(a.out)

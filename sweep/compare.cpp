@@ -14,6 +14,7 @@
 #include "core/strings.hpp"
 #include "core/tunables.hpp"
 #include "core/units.hpp"
+#include "launch/sim_bench.hpp"
 
 namespace railkit::sweep {
 using nlohmann::json;
@@ -69,6 +70,22 @@ std::size_t Comparison::with_results() const {
   return static_cast<std::size_t>(std::count(has_results.begin(), has_results.end(), true));
 }
 
+bool Comparison::any_simulated() const {
+  for (std::size_t i = 0; i < simulated.size() && i < has_results.size(); ++i)
+    if (has_results[i] && simulated[i]) return true;
+  return false;
+}
+
+bool Comparison::all_simulated() const {
+  bool any = false;
+  for (std::size_t i = 0; i < simulated.size() && i < has_results.size(); ++i) {
+    if (!has_results[i]) continue;
+    if (!simulated[i]) return false;
+    any = true;
+  }
+  return any;
+}
+
 std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
   if (!a || !b || *a <= 0 || *b <= 0) return std::nullopt;
   return *a / *b;
@@ -100,6 +117,22 @@ std::string numbered(const std::vector<std::string>& names) {
 }
 
 namespace {
+
+/// Refuses simulated and measured results in one comparison unless allowed: one line naming one
+/// of each.
+void check_sim_vs_measured(const Comparison& c, bool allowed) {
+  if (allowed || !c.any_simulated() || c.all_simulated()) return;
+  std::size_t sim = 0, real = 0;
+  for (std::size_t i = c.inputs.size(); i-- > 0;)
+    if (c.has_results[i]) (c.simulated[i] ? sim : real) = i;
+  const auto shown = [&](std::size_t i) {
+    return fmt::format("[{}] {}: run.backend {}", i + 1, c.inputs[i].name, c.inputs[i].rounds.front().doc.run.backend);
+  };
+  throw UsageError(fmt::format("cannot compare simulated results ({}) with measured ones ({}): a ratio between a model "
+                               "and a measurement is no result; compare them apart, or pass --allow-sim-vs-measured to "
+                               "show them side by side (simulated values marked, no winner named across them)",
+                               shown(sim), shown(real)));
+}
 
 /// Sets c.baseline (the named configuration, or the first with results) and its name.
 void choose_baseline(Comparison& c, const std::string& baseline) {
@@ -249,7 +282,8 @@ void judge(Comparison& c) {
   if (!c.baseline || c.with_results() < 2) return;
   const size_t b = *c.baseline;
   const auto pairs_with_baseline = [&](size_t i) {
-    return i != b && c.has_results[i] && !c.inputs[i].series.empty() && c.inputs[i].series == c.inputs[b].series;
+    return i != b && c.has_results[i] && !c.inputs[i].series.empty() && c.inputs[i].series == c.inputs[b].series &&
+           c.simulated[i] == c.simulated[b];  // a model and a measurement are never paired
   };
   c.intervals = 0;
   for (const auto& tab : c.tables)
@@ -362,10 +396,14 @@ Comparison compare(std::vector<CompareInput> inputs, const CompareOptions& optio
     if (in.rounds.empty() && in.doc) in.rounds.push_back(RoundDoc{1, *in.doc});
     std::erase_if(in.rounds, [](const RoundDoc& rd) { return rd.doc.results.empty(); });
     c.has_results.push_back(!in.rounds.empty());
+    c.simulated.push_back(std::any_of(in.rounds.begin(), in.rounds.end(),
+                                      [](const RoundDoc& rd) { return launch::is_simulated(rd.doc); }) ||
+                          (in.doc && launch::is_simulated(*in.doc)));
     c.max_rounds = std::max(c.max_rounds, static_cast<int>(in.rounds.size()));
   }
   if (std::none_of(c.has_results.begin(), c.has_results.end(), [](bool b) { return b; }))
     throw UsageError("nothing to compare: no configuration has results");
+  check_sim_vs_measured(c, options.allow_sim_vs_measured);
   choose_baseline(c, options.baseline);
   c.tables = build_tables(c);
   c.grouped = std::any_of(c.tables.begin(), c.tables.end(), [](const CompareTable& t) {

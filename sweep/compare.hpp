@@ -121,7 +121,13 @@ struct Comparison {
   double confidence = 0.95;           ///< of each interval: all `intervals` hold together at 95%
   bool grouped = false;               ///< some rows carry a --split group
   std::vector<std::string> notes;     ///< printed above the tables (rounds, inert knobs, topology)
+  /// Per configuration: its documents were simulated (railkit-bench --backend sim). Every renderer
+  /// labels simulated values so; simulated and measured ones together only with
+  /// CompareOptions::allow_sim_vs_measured.
+  std::vector<bool> simulated;
   std::size_t with_results() const;   ///< configurations with results
+  bool any_simulated() const;         ///< some configuration with results is simulated
+  bool all_simulated() const;         ///< every configuration with results is simulated (and there is one)
 };
 
 /// Options of compare().
@@ -129,12 +135,17 @@ struct CompareOptions {
   std::string baseline;  ///< a name or "[N]" as the tables print; empty = the first input with results
   Metric metric = Metric::Busbw;
   std::vector<std::string> notes;
+  /// Show simulated and measured results side by side (each simulated column marked; no ratio
+  /// between them has an interval, so no winner is named across them). Without it such a
+  /// comparison is refused.
+  bool allow_sim_vs_measured = false;
 };
 
 /// Builds the comparison. A row's winner is the configuration (not inert) with the best ratio
 /// whose interval lies entirely on the better side of 1; the intervals are simultaneous: each at
 /// bonferroni_confidence(0.95, number of intervals). Throws UsageError when `baseline` names no
-/// input, or when no input has results.
+/// input, when no input has results, or when simulated and measured results meet without
+/// allow_sim_vs_measured.
 Comparison compare(std::vector<CompareInput> inputs, const CompareOptions& options);
 Comparison compare(std::vector<CompareInput> inputs, const std::string& baseline);
 

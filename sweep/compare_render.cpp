@@ -107,6 +107,41 @@ std::string md_cell(const std::string& s) {
 
 bool compared(const Comparison& c) { return c.baseline.has_value() && c.with_results() >= 2; }
 
+/// Whether configuration i's values are simulated.
+bool simulated_at(const Comparison& c, size_t i) { return i < c.simulated.size() && c.simulated[i]; }
+
+/// The tags of the simulated configurations with results: "[2], [3]".
+std::string simulated_tags(const Comparison& c) {
+  std::vector<std::string> t;
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    if (c.has_results[i] && simulated_at(c, i)) t.push_back(tag(i));
+  return join(t, ", ");
+}
+
+/// The line above everything when simulated values are shown; "" when none is.
+std::string simulated_banner(const Comparison& c) {
+  if (c.all_simulated())
+    return "SIMULATED: every value below comes from railkit-bench --backend sim, a model of a cluster, not a measurement";
+  if (c.any_simulated())
+    return fmt::format("SIMULATED AND MEASURED side by side (--allow-sim-vs-measured): {} simulated (railkit-bench "
+                       "--backend sim), the others measured; a ratio between them compares a model with a measurement, "
+                       "and no winner is named across them",
+                       simulated_tags(c));
+  return "";
+}
+
+/// The metric's title as a table shows it: "SIMULATED busbw (GB/s)" when every value is simulated,
+/// "busbw (GB/s; SIMULATED: [2])" when some are.
+std::string shown_metric(const Comparison& c) {
+  if (c.all_simulated()) return "SIMULATED " + std::string(metric_title(c.metric));
+  if (c.any_simulated()) {
+    std::string t(metric_title(c.metric));
+    if (!t.empty() && t.back() == ')') return t.substr(0, t.size() - 1) + "; SIMULATED: " + simulated_tags(c) + ")";
+    return t + " (SIMULATED: " + simulated_tags(c) + ")";
+  }
+  return std::string(metric_title(c.metric));
+}
+
 /// How to read the ratios, once above the tables.
 std::string ratio_legend(const Comparison& c) {
   const std::string btag = tag(*c.baseline);
@@ -126,6 +161,7 @@ std::string render_table(const Comparison& c) {
   const size_t n = c.inputs.size();
   const bool cmp = compared(c);
   const std::string btag = c.baseline ? tag(*c.baseline) : std::string("-");
+  if (const std::string b = simulated_banner(c); !b.empty()) o << b << "\n";
   if (cmp || !c.baseline) {
     o << "configurations (baseline " << (c.baseline ? btag + " " : std::string()) << c.baseline_name
       << (c.baseline ? "" : ", which has no results: no ratios") << "):\n";
@@ -136,6 +172,7 @@ std::string render_table(const Comparison& c) {
   for (const auto& in : c.inputs) wname = std::max(wname, in.name.size());
   for (size_t i = 0; i < n; ++i) {
     o << fmt::format("  {:>4} {:<{}}  {}", tag(i), c.inputs[i].name, wname, status_text(c.inputs[i], c.has_results[i]));
+    if (c.has_results[i] && simulated_at(c, i)) o << "; SIMULATED";
     if (const std::string x = inert_text(c, i); !x.empty()) o << "; " << x;
     if (!c.inputs[i].source.empty()) o << "  " << c.inputs[i].source;
     o << "\n";
@@ -154,7 +191,7 @@ std::string render_table(const Comparison& c) {
   for (const auto& tab : c.tables)
     for (const auto& row : tab.rows) wgroup = std::max(wgroup, row.group.size());
   for (const auto& tab : c.tables) {
-    o << "\n# " << tab.title() << ": " << metric_title(c.metric);
+    o << "\n# " << tab.title() << ": " << shown_metric(c);
     if (c.max_rounds > 1) o << ", median of the rounds";
     if (cmp) o << ", ratio to " << btag;
     o << "\n" << fmt::format("{:>10}", "size");
@@ -179,11 +216,12 @@ std::string render_table(const Comparison& c) {
     }
   }
   if (!cmp) return trim_line_ends(o.str());
-  o << "\ngeometric mean of " << metric_name(c.metric) << " / " << btag << " over the sizes both ran:\n";
+  o << "\ngeometric mean of " << (c.all_simulated() ? "SIMULATED " : "") << metric_name(c.metric) << " / " << btag
+    << " over the sizes both ran:\n";
   for (size_t i : cols)
     o << fmt::format("  {:>4} {:<{}}  {:>7}  ({} sizes){}{}\n", tag(i), c.inputs[i].name, wname, num(c.geomean_ratio[i]),
                      c.geomean_sizes[i], i == *c.baseline ? ", baseline" : "", c.inert[i] ? ", inert" : "");
-  o << "\nwinner per size range:\n";
+  o << "\nwinner per size range" << (c.all_simulated() ? " (on the simulator)" : "") << ":\n";
   for (size_t t = 0; t < c.tables.size(); ++t) {
     o << "  " << c.tables[t].title() << ":\n";
     size_t wrange = 0;
@@ -216,12 +254,14 @@ std::string render_markdown(const Comparison& c) {
   const size_t n = c.inputs.size();
   const bool cmp = compared(c);
   const std::string btag = c.baseline ? tag(*c.baseline) : std::string("-");
+  if (const std::string b = simulated_banner(c); !b.empty()) o << "**" << md_cell(b) << "**\n\n";
   o << "## Configurations\n\n";
   if (cmp || !c.baseline)
     o << "Baseline: " << btag << " `" << c.baseline_name << "`" << (c.baseline ? "" : " (no results: no ratios)") << "\n\n";
   o << "| # | configuration | status | source |\n|---|---|---|---|\n";
   for (size_t i = 0; i < n; ++i) {
     std::string st = status_text(c.inputs[i], c.has_results[i]);
+    if (c.has_results[i] && simulated_at(c, i)) st += "; SIMULATED";
     if (const std::string x = inert_text(c, i); !x.empty()) st += "; " + x;
     o << "| " << tag(i) << " | `" << md_cell(c.inputs[i].name) << "` | " << md_cell(st) << " | "
       << md_cell(c.inputs[i].source) << " |\n";
@@ -234,7 +274,7 @@ std::string render_markdown(const Comparison& c) {
   for (size_t i = 0; i < n; ++i)
     if (c.has_results[i]) cols.push_back(i);
   for (const auto& tab : c.tables) {
-    o << "\n### " << tab.title() << "\n\n" << metric_title(c.metric);
+    o << "\n### " << tab.title() << (c.all_simulated() ? " (SIMULATED)" : "") << "\n\n" << shown_metric(c);
     if (c.max_rounds > 1) o << ", median of the rounds";
     if (cmp) o << "; ratio to " << btag;
     o << "\n\n| size |";
@@ -272,7 +312,7 @@ std::string render_markdown(const Comparison& c) {
     }
   }
   if (!cmp) return o.str();
-  o << "\n### Geometric mean of " << metric_name(c.metric) << " / " << btag
+  o << "\n### Geometric mean of " << (c.all_simulated() ? "SIMULATED " : "") << metric_name(c.metric) << " / " << btag
     << "\n\n| # | configuration | ratio | sizes |\n|---|---|---:|---:|\n";
   for (size_t i : cols)
     o << "| " << tag(i) << " | `" << md_cell(c.inputs[i].name) << "` | " << num(c.geomean_ratio[i]) << " | "
@@ -301,7 +341,7 @@ std::string render_csv(const Comparison& c) {
   std::ostringstream o;
   const bool cmp = compared(c);
   o << "op,dtype,redop,placement,bytes,group,config,status,baseline," << metric_column(c.metric)
-    << ",ratio_to_baseline,ratio_lo,ratio_hi,rounds,winner,verdict,slowest_group,inert\n";
+    << ",ratio_to_baseline,ratio_lo,ratio_hi,rounds,winner,verdict,slowest_group,inert,simulated\n";
   for (const auto& tab : c.tables)
     for (const auto& row : tab.rows)
       for (size_t i = 0; i < c.inputs.size(); ++i) {
@@ -317,7 +357,7 @@ std::string render_csv(const Comparison& c) {
           << (cmp && cell.interval ? fmt::format("{:.6g}", cell.interval->lo) : "") << ','
           << (cmp && cell.interval ? fmt::format("{:.6g}", cell.interval->hi) : "") << ',' << cell.rounds.size() << ','
           << (row.winner && *row.winner == i ? 1 : 0) << ',' << (cmp ? csv_field(verdict_text(row)) : "") << ','
-          << (cell.slowest_group ? 1 : 0) << ',' << (c.inert[i] ? 1 : 0) << '\n';
+          << (cell.slowest_group ? 1 : 0) << ',' << (c.inert[i] ? 1 : 0) << ',' << (simulated_at(c, i) ? 1 : 0) << '\n';
       }
   return o.str();
 }
@@ -372,6 +412,7 @@ json plot_series(const Comparison& c) {
                   {"baseline", c.baseline && *c.baseline == i},
                   {"slowest", !g.empty() && g == slowest},
                   {"inert", c.inert[i]},
+                  {"simulated", simulated_at(c, i)},
                   {"bytes", bytes},
                   {"values", vals}};
         if (spread) {
@@ -388,6 +429,7 @@ json plot_series(const Comparison& c) {
               {"metric", metric_name(c.metric)},
               {"ylabel", metric_title(c.metric)},
               {"higher_is_better", higher},
+              {"simulated", c.all_simulated() ? "all" : c.any_simulated() ? "some" : "none"},
               {"panels", panels}};
 }
 

@@ -129,6 +129,18 @@ std::vector<std::string> sweep_notes(const SweepDocument& doc) {
                                 "and no configuration that only changes them is a winner",
                                 join(knobs, ", "), doc.inert_backend, doc.allow_inert ? " (--allow-inert)" : ""));
   }
+  if (doc.sim.is_object()) {  // sweep_from_json checked it is an object with a cluster
+    std::vector<std::string> seeds;
+    if (doc.sim.contains("round_seeds") && doc.sim["round_seeds"].is_array())
+      for (const auto& x : doc.sim["round_seeds"]) seeds.push_back(x.dump());
+    const nlohmann::json fid = doc.sim.value("fidelity", nlohmann::json(nullptr));
+    notes.push_back(fmt::format("SIMULATED sweep: railkit-bench --backend sim simulated cluster {} ({}), fidelity {}; "
+                                "round seeds {}: the rounds are replicas with other seeds, their spread the model's "
+                                "seed-to-seed variation, not a measurement's noise",
+                                doc.sim.value("cluster", std::string("?")), doc.sim.value("cluster_hash", std::string("?")),
+                                fid.is_string() ? fid.get<std::string>() : std::string("railkit-bench's default"),
+                                seeds.empty() ? std::string("?") : join(seeds, ", ")));
+  }
   // sweep_from_json checked the types of both
   if (doc.topology.is_object() && !field_or(doc.topology, "measured_node", true, "sweep.json: topology"))
     notes.push_back(field_or(doc.topology, "note", "the rails were not probed on the measured node", "sweep.json: topology"));
@@ -239,18 +251,21 @@ void write_plot(const Comparison& c, const fs::path& file, const PlotTool& tool,
                 (tail.empty() ? "" : ": " + tail));
 }
 
+PlotTool prepare_plot(const ReportOptions& o) {
+  const std::string ext = fs::path(o.plot).extension().string();
+  if (ext != ".png" && ext != ".svg") throw UsageError("--plot " + o.plot + ": the file must end in .png or .svg");
+  check_writable(o.plot, "--plot");
+  return find_plot_tool(o);
+}
+
 int run_report(const ReportOptions& o, char* const* envp, std::ostream& out) {
   if (o.format != "table" && o.format != "markdown" && o.format != "csv")
     throw UsageError("--format " + o.format + ": expected table, markdown or csv");
   std::optional<PlotTool> tool;
-  if (!o.plot.empty()) {
-    const std::string ext = fs::path(o.plot).extension().string();
-    if (ext != ".png" && ext != ".svg") throw UsageError("--plot " + o.plot + ": the file must end in .png or .svg");
-    check_writable(o.plot, "--plot");
-    tool = find_plot_tool(o);
-  }
+  if (!o.plot.empty()) tool = prepare_plot(o);
   CompareOptions co;
   co.metric = parse_metric(o.metric);
+  co.allow_sim_vs_measured = o.allow_sim_vs_measured;
   std::string sweep_baseline;
   auto inputs = load_report_inputs(o.inputs, &sweep_baseline, &co.notes);
   co.baseline = o.baseline.empty() ? sweep_baseline : o.baseline;

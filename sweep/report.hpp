@@ -21,6 +21,7 @@ struct ReportOptions {
   std::string plot;                 ///< FILE.png | FILE.svg; empty = no plot
   std::string python;               ///< interpreter for the plot script; empty = /usr/bin/python3, else python3
   std::string plot_script;          ///< empty = found next to the binary or in the source tree
+  bool allow_sim_vs_measured = false;  ///< show simulated and measured results side by side (else refused)
 };
 
 /// The configurations of a sweep directory, in planned order, each with the documents of the
@@ -31,7 +32,8 @@ struct ReportOptions {
 std::vector<CompareInput> sweep_inputs(const std::filesystem::path& dir, const SweepDocument& doc);
 
 /// What a comparison of a sweep says above its tables: the rounds and their seed, knobs that
-/// cannot reach the backend (inert), and rails taken from a tree that is not the measured node.
+/// cannot reach the backend (inert), rails taken from a tree that is not the measured node, and
+/// for a simulated sweep the cluster file, fidelity and each round's seed.
 std::vector<std::string> sweep_notes(const SweepDocument& doc);
 
 /// Loads every input (a results document, or a directory holding sweep.json). Names: a
@@ -49,6 +51,10 @@ struct PlotTool {
 /// Resolves the interpreter and the script from the options. Throws UnavailableError when no
 /// script is found.
 PlotTool find_plot_tool(const ReportOptions& o);
+
+/// Checks a --plot target before anything runs (its extension, .png or .svg, and that it can be
+/// written) and finds the tool. Throws UsageError, IoError or UnavailableError.
+PlotTool prepare_plot(const ReportOptions& o);
 
 /// Draws the metric against size (log2 x axis), a panel per table and a line per configuration
 /// and --split group (the slowest group marked), into

@@ -23,6 +23,7 @@
 #include "core/tunables.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
+#include "launch/sim_bench.hpp"
 #include "sweep/compare.hpp"
 
 namespace railkit::sweep {
@@ -111,6 +112,7 @@ ojson to_json(const SweepDocument& d) {
   }
   j["inert"] = inert;
   j["topology"] = ojson::parse(json_dump(d.topology));
+  j["sim"] = ojson::parse(json_dump(d.sim));
   ojson planned = ojson::array();
   for (const auto& c : d.planned) planned.push_back(config_to_json(c));
   j["planned"] = planned;
@@ -191,6 +193,13 @@ SweepDocument sweep_from_json(const json& j, const std::string& source) {
     if (d.topology.is_object()) {  // what the report reads of it (sweep_notes)
       field_or(d.topology, "measured_node", true, source + ": topology");
       field_or(d.topology, "note", "", source + ": topology");
+    }
+    d.sim = field_or(j, "sim", json(nullptr), source);
+    if (!d.sim.is_null()) {  // what the report reads of it (sweep_notes)
+      json_object(d.sim, source + ": sim");
+      field<std::string>(d.sim, "cluster", source + ": sim");
+      if (!field_or(d.sim, "round_seeds", json::array(), source + ": sim").is_array())
+        throw UsageError(source + ": sim: round_seeds must be an array");
     }
     const json planned = field_or(j, "planned", json::array(), source);
     if (!planned.is_array()) throw UsageError(fmt::format("{}: planned must be an array, not {}", source, planned.type_name()));
@@ -286,12 +295,18 @@ std::string inert_refusal(const std::vector<InertKnob>& inert, const std::string
 /// Earlier launches of the sweep in `sweep_path` (--resume), in their order; refuses a sweep run
 /// with other bench arguments, launcher, configurations or seed, and an existing one without --resume.
 SweepDocument earlier_sweep(const SweepOptions& o, const fs::path& out_dir, const fs::path& sweep_path,
-                            std::map<LaunchKey, LaunchRecord>& recs, std::vector<LaunchKey>& old_order) {
+                            const std::optional<launch::SimEvidence>& sim, std::map<LaunchKey, LaunchRecord>& recs,
+                            std::vector<LaunchKey>& old_order) {
   if (!fs::exists(sweep_path)) return {};
   if (!o.resume)
     throw UsageError("--out " + o.out_dir.string() +
                      " already holds a sweep (sweep.json): pass --resume to continue it, or choose another directory");
   SweepDocument old = load_sweep(out_dir);
+  if (sim && old.sim.is_object() && old.sim.value("cluster_hash", std::string()) != sim->cluster_hash)
+    throw UsageError(fmt::format("--resume: {} simulated {} ({}), which now hashes to {}: its rounds would not compare "
+                                 "with new ones; restore the file or sweep into another directory",
+                                 sweep_path.string(), sim->cluster, old.sim.value("cluster_hash", std::string("?")),
+                                 sim->cluster_hash));
   if (old.bench_args != o.bench_args)
     throw UsageError("--resume: " + sweep_path.string() + " was run with other bench arguments (" +
                      json_dump(json(old.bench_args)) + ")");
@@ -386,8 +401,9 @@ namespace {
 /// sweep.json as the sweep starts: its options, the seed and each round's order, the backend
 /// expected, and what --resume found (`recs`, in `old_order`).
 SweepDocument start_document(const SweepOptions& o, const std::string& baseline, const launch::ExpectedBackend& expected,
-                             const std::vector<InertKnob>& inert, const SweepDocument& old,
-                             const std::map<LaunchKey, LaunchRecord>& recs, const std::vector<LaunchKey>& old_order) {
+                             const std::vector<InertKnob>& inert, const std::optional<launch::SimEvidence>& sim,
+                             const SweepDocument& old, const std::map<LaunchKey, LaunchRecord>& recs,
+                             const std::vector<LaunchKey>& old_order) {
   SweepDocument doc;
   doc.created = old.created.empty() ? utc_now_iso() : old.created;
   doc.railkit_version = kVersion;
@@ -416,6 +432,12 @@ SweepDocument start_document(const SweepOptions& o, const std::string& baseline,
   for (const auto& [k, l] : recs)
     if (!l.inert.empty()) note_inert(doc, inert_in({BenchConfig{l.run.name, l.run.env, {}}}, l.backend, o.knob_sources), l.backend);
   doc.topology = o.topology;
+  if (sim) {
+    doc.sim = json::parse(launch::to_json(*sim).dump());
+    std::vector<std::uint64_t> seeds;
+    for (int r = 1; r <= o.rounds; ++r) seeds.push_back(launch::sim_replica_seed(sim->seed, r - 1));
+    doc.sim["round_seeds"] = seeds;
+  }
   doc.launches = ordered(doc.order, recs, old_order);
   return doc;
 }
@@ -464,6 +486,11 @@ LaunchRecord record_launch(const SweepOptions& o, int round, const BenchConfig& 
 
 SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& progress, bool tty) {
   const std::string baseline = check_sweep_options(o);
+  std::optional<launch::SimEvidence> sim;  // one local process simulates every rank of the cluster file
+  if (launch::is_sim(o.bench_args)) {
+    (void)launch::launcher_for_bench(o.launcher, true, o.bench_args);
+    sim = launch::sim_evidence(o.bench_args);
+  }
   // Which backend runs, and whether every knob can reach it: before anything is written.
   const launch::ExpectedBackend expected = launch::expected_backend(o.bench, o.bench_args, o.launcher, envp);
   std::vector<InertKnob> inert;
@@ -482,8 +509,8 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
   SweepOutcome res;
   std::map<LaunchKey, LaunchRecord> recs;
   std::vector<LaunchKey> old_order;
-  const SweepDocument old = earlier_sweep(o, out_dir, sweep_path, recs, old_order);
-  res.doc = start_document(o, baseline, expected, inert, old, recs, old_order);
+  const SweepDocument old = earlier_sweep(o, out_dir, sweep_path, sim, recs, old_order);
+  res.doc = start_document(o, baseline, expected, inert, sim, old, recs, old_order);
   SweepDocument& doc = res.doc;
   write_doc(sweep_path, doc);
   const std::vector<std::pair<int, size_t>> todo = pending_launches(o, doc, recs, progress, res.skipped);
@@ -497,8 +524,14 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
     const size_t at = static_cast<size_t>(round - 1) * n +
                       static_cast<size_t>(std::find(order.begin(), order.end(), c.name) - order.begin()) + 1;
     line.start(fmt::format("[{}/{}] round {}/{} {}", at, total, round, o.rounds, c.name));
+    BenchConfig run = c;
+    if (sim) {  // round R: a replica with its own seed
+      const auto seed = launch::sim_seed_args(launch::sim_replica_seed(sim->seed, round - 1));
+      run.args.insert(run.args.end(), seed.begin(), seed.end());
+    }
     launch::TrialRun tr =
-        launch::run_config(ctx, c, fmt::format("r{}-{:03d}-{}", round, k + 1, slug(c.name)), envp, line.ticker());
+        launch::run_config(ctx, run, fmt::format("r{}-{:03d}-{}", round, k + 1, slug(c.name)), envp, line.ticker());
+    tr.record.args = c.args;  // the configuration's own; the seed is in its command
     const LaunchResult& lr = tr.launch;
     if (lr.end == LaunchResult::End::Interrupted) {
       line.interrupted(lr);

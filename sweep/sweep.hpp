@@ -116,6 +116,10 @@ struct SweepDocument {
   std::string inert_backend;            ///< the backend they cannot reach
   /// --preset rails: where the rails came from ({source, root, host, measured_node, note}); null otherwise.
   nlohmann::json topology = nullptr;
+  /// --backend sim: the simulation (launch::to_json(SimEvidence): backend sim, simulated true,
+  /// cluster, cluster_hash, fidelity, seed ...) and `round_seeds`, the seed each round simulated
+  /// with; null for a real backend.
+  nlohmann::json sim = nullptr;
   std::vector<BenchConfig> planned;     ///< every configuration of the matrix, in planned order
   std::vector<LaunchRecord> launches;   ///< finished launches, in run order (round by round)
   /// The finished launches of a configuration, by round.
@@ -156,7 +160,11 @@ struct SweepOutcome {
 };
 
 /// Runs every configuration once per round, in each round's shuffled order, rewriting
-/// DIR/sweep.json atomically after each launch. The backend that will run is known first
+/// DIR/sweep.json atomically after each launch. With --backend sim in the bench arguments the
+/// launcher must be `local` (one process simulates every rank), the --sim-cluster file must be
+/// there, and round R simulates with `--sim-set seed=` launch::sim_replica_seed(S, R - 1) (S: the
+/// bench arguments' seed, else the cluster file's, else 1), so rounds are replicas with other
+/// seeds; sweep.json's `sim` records it. The backend that will run is known first
 /// (launch::expected_backend) or from the first results document: knobs that cannot reach it
 /// are refused (UsageError naming the knob and the backend; before anything runs when the
 /// backend is known, else right after that launch, which is kept) unless allow_inert. A signal

@@ -10,6 +10,7 @@
 #include "core/strings.hpp"
 #include "core/tunables.hpp"
 #include "core/version.hpp"
+#include "launch/sim_bench.hpp"
 #include "tuner/validate.hpp"
 
 namespace railkit::tuner {
@@ -71,6 +72,20 @@ Comparisons compare_runs(const std::vector<ValidationRecord>& runs, std::size_t 
   return c;
 }
 
+/// What a simulated session's evidence says: the simulation (cluster file and hash, fidelity,
+/// seeds) and that it is never validated.
+json simulated_json(const TuneOptions& o, const SessionEvidence& e) {
+  json s = o.sim ? json::parse(launch::to_json(*o.sim).dump()) : json{{"backend", "sim"}, {"simulated", true}};
+  std::set<std::uint64_t> seeds;
+  for (const auto& r : e.runs)
+    if (r.sim_seed) seeds.insert(*r.sim_seed);
+  s["validation_seeds"] = std::vector<std::uint64_t>(seeds.begin(), seeds.end());
+  s["expectations"] = "none: simulated busbw is no expectation for a real fabric";
+  s["reason"] = "simulated numbers can never validate a profile: try these settings on the real fabric with the same "
+                "railkit tune command on the real backend";
+  return s;
+}
+
 /// The evidence's header: what was searched and how, and whether the validation counts.
 void fill_evidence(const TuneOptions& o, const SessionEvidence& e, const Comparisons& c, const std::string& now,
                    ProfileEvidence& ev) {
@@ -83,7 +98,10 @@ void fill_evidence(const TuneOptions& o, const SessionEvidence& e, const Compari
     if (r.backend != "mpi" && r.backend != "nccl") real_backend = false;
   }
   const int pairs_done = std::min(baseline_rounds, best_rounds);
-  ev.validated = o.validate && real_backend && pairs_done >= std::min(o.pairs, 2) && !c.keys.empty();
+  const bool simulated = simulated_session(o, e);
+  // A simulated number can never validate a profile, whatever else holds (DESIGN.md).
+  ev.validated = !simulated && o.validate && real_backend && pairs_done >= std::min(o.pairs, 2) && !c.keys.empty();
+  if (simulated) ev.extra["simulated"] = simulated_json(o, e);
   if (const auto target = measured_target(e)) {
     const auto inert = session_inert_knobs(o, *target);
     if (!inert.empty()) {
@@ -120,11 +138,13 @@ void fill_evidence(const TuneOptions& o, const SessionEvidence& e, const Compari
 }
 
 /// The single environment: the best candidate when it wins somewhere and regresses nowhere,
-/// else the baseline's. Returns whether the best candidate was taken.
-bool choose_single_env(const TuneOptions& o, const std::vector<Config>& candidates, const Comparisons& c,
+/// else the baseline's. `decide`: the comparison may decide (validated, or compared on the
+/// simulator). Returns whether the best candidate was taken.
+bool choose_single_env(const TuneOptions& o, const std::vector<Config>& candidates, const Comparisons& c, bool decide,
                        ProfileDocument& p) {
   const Settings best = settings_of(o.space, candidates.front());
-  bool best_ok = p.evidence.validated && !c.per_candidate.empty() && !c.per_candidate[0].empty();
+  const bool simulated = p.evidence.extra.contains("simulated");
+  bool best_ok = decide && !c.per_candidate.empty() && !c.per_candidate[0].empty();
   bool best_gains = false;
   if (best_ok)
     for (const auto& [k, x] : c.per_candidate[0]) {
@@ -133,14 +153,15 @@ bool choose_single_env(const TuneOptions& o, const std::vector<Config>& candidat
     }
   const bool take = best_ok && best_gains;
   p.env = take ? best.env : o.baseline_env;
-  if (take && !best.dcqcn.empty()) p.dcqcn[std::to_string(o.dcqcn ? o.dcqcn->priority : 3)] = best.dcqcn;
-  p.evidence.extra["single_env"] = {
-      {"candidate", config_label(o.space, candidates.front())},
-      {"taken", take},
-      {"reason", take ? "significant gain in at least one bucket, no bucket below 1 - max_regression"
-                 : !p.evidence.validated ? "not validated"
-                 : !best_gains ? "no bucket with a significant gain"
-                               : "a bucket regresses more than max_regression"}};
+  const int priority = o.dcqcn ? o.dcqcn->priority : o.sim ? o.sim->nic_priority : 3;
+  if (take && !best.dcqcn.empty()) p.dcqcn[std::to_string(priority)] = best.dcqcn;
+  if (take) p.switch_ecn = best.switch_settings;  // advice for the switches; only a simulated session has them
+  std::string reason = take ? "significant gain in at least one bucket, no bucket below 1 - max_regression"
+                       : !decide ? (simulated ? "the simulated comparison is incomplete" : "not validated")
+                       : !best_gains ? "no bucket with a significant gain"
+                                     : "a bucket regresses more than max_regression";
+  if (simulated) reason += " (on the simulator: never validated)";
+  p.evidence.extra["single_env"] = {{"candidate", config_label(o.space, candidates.front())}, {"taken", take}, {"reason", reason}};
   return take;
 }
 
@@ -163,8 +184,8 @@ int bucket_winner(const Comparisons& c, const BucketKey& k) {
 /// Bucket k's decision and (when compared) its evidence row. Returns the validation role whose
 /// runs measured the decision's settings.
 std::string decide_bucket(const TuneOptions& o, const SessionEvidence& e, const Comparisons& c, const BucketKey& k,
-                   ProfileDocument& p) {
-  const int chosen = p.evidence.validated ? bucket_winner(c, k) : -1;
+                          bool decide, ProfileDocument& p) {
+  const int chosen = decide ? bucket_winner(c, k) : -1;
   ProfileDecision d;
   d.coll = k.coll;
   d.min_bytes = k.lower_bytes;
@@ -265,6 +286,13 @@ void fill_fingerprint(const FingerprintFacts& f, ProfileCluster& c) {
 
 }  // namespace
 
+bool simulated_session(const TuneOptions& o, const SessionEvidence& e) {
+  if (o.sim) return true;
+  for (const auto& r : e.runs)
+    if (r.backend == "sim") return true;
+  return e.cluster_doc && launch::is_simulated(*e.cluster_doc);
+}
+
 std::vector<std::string> session_inert_knobs(const TuneOptions& o, const RunTarget& t) {
   std::vector<std::string> names;
   for (const auto& k : o.space.knobs) names.push_back(k.name);
@@ -342,11 +370,19 @@ ProfileDocument build_profile(const TuneOptions& o, const SessionEvidence& e, co
   p.cluster = build_cluster(e.cluster_doc, e.fingerprint);
   const Comparisons c = compare_runs(e.runs, e.candidates.size());
   fill_evidence(o, e, c, now, p.evidence);
-  const bool take_best = choose_single_env(o, e.candidates, c, p);
+  // Decisions come from a validation on a real backend or, never validated, from the same A/B
+  // comparison on the simulator (held-out seeds), so a simulated profile carries the settings to
+  // try on the real fabric.
+  const bool simulated = simulated_session(o, e);
+  const bool decide = p.evidence.validated || (simulated && o.validate && p.evidence.pairs >= std::min(o.pairs, 2) &&
+                                               !c.keys.empty() && !p.evidence.extra.contains("inert"));
+  if (simulated) p.cluster.extra["sim_cluster"] = o.sim ? o.sim->cluster : std::string();
+  const bool take_best = choose_single_env(o, e.candidates, c, decide, p);
   std::map<BucketKey, std::string> roles;
-  for (const auto& k : c.keys) roles[k] = decide_bucket(o, e, c, k, p);
+  for (const auto& k : c.keys) roles[k] = decide_bucket(o, e, c, k, decide, p);
   if (p.evidence.validated && p.evidence.rows.empty()) p.evidence.validated = false;
-  p.expectations = expectations(e.runs, p, roles, validation_role(take_best ? 1 : 0));
+  if (simulated) p.evidence.validated = false;  // whatever the above said
+  if (!simulated) p.expectations = expectations(e.runs, p, roles, validation_role(take_best ? 1 : 0));
   return p;
 }
 

@@ -33,6 +33,10 @@ struct SessionEvidence {
   double baseline_objective_GBps = 0;
 };
 
+/// Whether a session's measurements were simulated: it ran --backend sim (o.sim), or a validation
+/// run or its cluster document says backend sim. Such a profile is never validated.
+bool simulated_session(const TuneOptions& o, const SessionEvidence& e);
+
 /// The knobs of a session (its space's knobs and fixed variables, and the baseline's settings)
 /// that cannot change a measurement on `t` (core/tunables: knob_reach), each once.
 std::vector<std::string> session_inert_knobs(const TuneOptions& o, const RunTarget& t);
@@ -45,7 +49,10 @@ std::optional<RunTarget> measured_target(const SessionEvidence& e);
 /// The profile of a session with options `o` (its name, tune_dir and validation settings),
 /// created and validated at `now` (UTC ISO 8601). `e.candidates` must not be empty. A session
 /// with knobs that cannot reach measured_target() is never validated: `evidence.extra.inert`
-/// says which knobs and why.
+/// says which knobs and why. A simulated session (simulated_session) is never validated either:
+/// its decisions and settings come from the same A/B comparison on the simulator,
+/// `evidence.extra.simulated` holds the simulation (cluster file and hash, fidelity, seeds), the
+/// switch ECN winner goes to settings.switch_ecn (advice), and it has no expectations.
 ProfileDocument build_profile(const TuneOptions& o, const SessionEvidence& e, const std::string& now);
 
 /// The cluster of a profile: nodes, ranks, backend, hosts, GPU models and versions from a

@@ -35,7 +35,9 @@ FingerprintVerdict judge(const FingerprintFacts& facts) {
     nics.insert(n.nic_models.begin(), n.nic_models.end());
   }
   v.nic_models.assign(nics.begin(), nics.end());
-  if (facts.nodes.empty()) {
+  if (facts.source == "sim") {
+    v.problem = "a simulated session measures no node: its cluster is the --sim-cluster file";
+  } else if (facts.nodes.empty()) {
     v.problem = "no node was probed";
   } else if (!failed.empty()) {
     v.problem = fmt::format("the topology probe failed on {} of {} nodes ({})", failed.size(), facts.nodes.size(),

@@ -26,7 +26,8 @@ struct NodeFingerprint {
 
 /// Where a profile's fingerprint came from and what each probe said.
 struct FingerprintFacts {
-  std::string source;                 ///< "nodes" (each measured node, through the launcher) | "topo-root"
+  std::string source;                 ///< "nodes" (each measured node, through the launcher) | "topo-root" |
+                                      ///< "sim" (a simulated session: no node, no fingerprint)
   std::string root;                   ///< the tree (topo-root)
   std::vector<NodeFingerprint> nodes;
   std::string probed;                 ///< UTC ISO 8601

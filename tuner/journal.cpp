@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "core/strings.hpp"
+#include "launch/sim_bench.hpp"
 
 namespace railkit::tuner {
 
@@ -218,6 +219,7 @@ void read_options(const json& j, TuneOptions& o, BucketWeights& weights, const s
   o.emit_ompi_rules = field_opt<std::string>(j, "emit_ompi_rules", where);
   o.profile_name = field<std::string>(j, "profile_name", where);
   o.allow_inert = field_or(j, "allow_inert", false, where);  // absent in journals written before knobs' reach was judged
+  if (j.contains("sim") && !j["sim"].is_null()) o.sim = launch::sim_evidence_from_json(j["sim"], where + ": sim");
 }
 
 }  // namespace
@@ -252,6 +254,7 @@ ojson to_json(const SessionRecord& r) {
   j["emit_ompi_rules"] = o.emit_ompi_rules ? ojson(*o.emit_ompi_rules) : ojson(nullptr);
   j["profile_name"] = o.profile_name;
   j["allow_inert"] = o.allow_inert;
+  j["sim"] = o.sim ? launch::to_json(*o.sim) : ojson(nullptr);
   return j;
 }
 
@@ -281,6 +284,7 @@ ojson to_json(const Space& space, const TrialRecord& r) {
   j["iters"] = r.iters;
   j["env"] = r.settings.env;
   j["dcqcn"] = r.settings.dcqcn;
+  if (!r.settings.switch_settings.empty()) j["switch"] = r.settings.switch_settings;
   j["status"] = name(r.status);
   j["results"] = r.results;
   j["objective"] = r.objective ? ojson(*r.objective) : ojson(nullptr);
@@ -288,6 +292,7 @@ ojson to_json(const Space& space, const TrialRecord& r) {
   j["elapsed_s"] = r.elapsed_s;
   j["started"] = r.started;
   if (!r.error.empty()) j["error"] = r.error;
+  if (r.infeasible) j["infeasible"] = true;
   return j;
 }
 
@@ -302,6 +307,7 @@ TrialRecord trial_from_json(const Space& space, const json& line, const std::str
     t.iters = field_or(line, "iters", 0, what);
     t.settings.env = field_or(line, "env", Env{}, what);
     t.settings.dcqcn = field_or(line, "dcqcn", Env{}, what);
+    t.settings.switch_settings = field_or(line, "switch", Env{}, what);
     t.status = status_from(json_member(line, "status", what), source);
     t.results = field_or(line, "results", "", what);
     if (const json& o = json_member(line, "objective", what); !o.is_null()) {
@@ -314,6 +320,7 @@ TrialRecord trial_from_json(const Space& space, const json& line, const std::str
     t.elapsed_s = field_or(line, "elapsed_s", 0.0, what);
     t.started = field_or(line, "started", "", what);
     t.error = field_or(line, "error", "", what);
+    t.infeasible = field_or(line, "infeasible", false, what);
     return t;
   });
 }
@@ -326,6 +333,7 @@ ojson to_json(const Space& space, const ValidationRecord& r) {
   j["config"] = r.config ? config_to_json(space, *r.config) : ojson(nullptr);
   j["env"] = r.settings.env;
   j["dcqcn"] = r.settings.dcqcn;
+  if (!r.settings.switch_settings.empty()) j["switch"] = r.settings.switch_settings;
   j["iters"] = r.iters;
   j["status"] = name(r.status);
   j["results"] = r.results;
@@ -334,6 +342,7 @@ ojson to_json(const Space& space, const ValidationRecord& r) {
   j["sizes"] = sizes_json(r.sizes);
   j["elapsed_s"] = r.elapsed_s;
   if (!r.error.empty()) j["error"] = r.error;
+  if (r.sim_seed) j["sim_seed"] = *r.sim_seed;
   return j;
 }
 
@@ -351,6 +360,7 @@ ValidationRecord validation_from_json(const Space& space, const json& line, cons
     if (line.contains("config") && !line["config"].is_null()) r.config = config_from_json(space, line["config"], what);
     r.settings.env = field_or(line, "env", Env{}, what);
     r.settings.dcqcn = field_or(line, "dcqcn", Env{}, what);
+    r.settings.switch_settings = field_or(line, "switch", Env{}, what);
     r.iters = field_or(line, "iters", 0, what);
     r.status = status_from(json_member(line, "status", what), source);
     r.results = field_or(line, "results", "", what);
@@ -359,6 +369,7 @@ ValidationRecord validation_from_json(const Space& space, const json& line, cons
     r.sizes = sizes_from(json_member(line, "sizes", what), what + ": sizes");
     r.elapsed_s = field_or(line, "elapsed_s", 0.0, what);
     r.error = field_or(line, "error", "", what);
+    r.sim_seed = field_opt<std::uint64_t>(line, "sim_seed", what);
     return r;
   });
 }
@@ -389,7 +400,7 @@ FingerprintFacts topology_from_json(const json& line, const std::string& source)
     const std::string where = source + ": topology";
     FingerprintFacts f;
     f.source = field<std::string>(line, "source", where);
-    if (f.source != "nodes" && f.source != "topo-root")
+    if (f.source != "nodes" && f.source != "topo-root" && f.source != "sim")
       throw UsageError(source + ": topology line: unknown source " + json_dump(line["source"]));
     json_member(line, "root", where);
     f.root = field_opt<std::string>(line, "root", where).value_or("");

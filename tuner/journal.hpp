@@ -63,6 +63,7 @@ struct TrialRecord {
   double elapsed_s = 0;
   std::string started;          ///< UTC ISO 8601
   std::string error;            ///< why it failed; "" when ok
+  bool infeasible = false;      ///< its settings cannot run (infeasible_reason); nothing was launched
 };
 
 /// The role of a validation run: "baseline" for 0, else "candidate-N" (N from 1, best first).
@@ -82,6 +83,7 @@ struct ValidationRecord {
   SizeValues sizes;
   double elapsed_s = 0;
   std::string error;
+  std::optional<std::uint64_t> sim_seed = std::nullopt;  ///< --backend sim: the seed this round simulated
 };
 
 /// The end of a session (a "done" line).

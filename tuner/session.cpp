@@ -40,8 +40,8 @@ Session::Session(TuneOptions o, BucketWeights weights, std::string shown_dir, ch
   ctx_.out_dir = dir_;
   ctx_.timeout_s = o_.timeout_s;
   ctx_.kill_grace_s = o_.kill_grace_s;
-  has_dcqcn_ = std::any_of(o_.space.knobs.begin(), o_.space.knobs.end(),
-                           [](const Knob& k) { return k.tunable->scope == TunableScope::Dcqcn; });
+  has_dcqcn_ = !o_.sim && std::any_of(o_.space.knobs.begin(), o_.space.knobs.end(),
+                                      [](const Knob& k) { return k.tunable->scope == TunableScope::Dcqcn; });
   strategy_ = make_strategy(o_.strategy, o_.space, o_.budget, o_.seed);
 }
 
@@ -86,7 +86,7 @@ void Session::interrupted(int signal, const std::string& head) {
 }
 
 Session::Launched Session::launch(const std::string& base, const std::string& label, const Settings& s, int iters,
-                                  bool validation, const std::string& head) {
+                                  bool validation, const std::string& head, std::optional<std::uint64_t> sim_seed) {
   Launched out;
   if (has_dcqcn_) {
     std::string err;
@@ -101,7 +101,14 @@ Session::Launched Session::launch(const std::string& base, const std::string& la
   c.env = s.env;
   c.args = {"-n", std::to_string(iters)};
   launch::LaunchContext ctx = ctx_;
-  if (validation) {  // data checks on
+  if (o_.sim) {  // DCQCN and switch settings go to the simulated fabric, after the bench arguments' own
+    const auto sets = launch::sim_set_args(s.dcqcn, s.switch_settings);
+    c.args.insert(c.args.end(), sets.begin(), sets.end());
+    if (sim_seed) {
+      const auto seed = launch::sim_seed_args(*sim_seed);
+      c.args.insert(c.args.end(), seed.begin(), seed.end());
+    }
+  } else if (validation) {  // data checks on (the simulator moves no data)
     (void)take_option(ctx.bench_args, {"-c", "--check"});
     c.args.insert(c.args.end(), {"-c", "1"});
   }
@@ -162,6 +169,13 @@ TrialRecord Session::run_trial(const Proposal& p, const std::string& head) {
   t.iters = o_.iters * p.fidelity;
   t.settings = settings_of(o_.space, p.config);
   t.started = utc_now_iso();
+  if (const std::string why = infeasible_reason(t.settings); !why.empty()) {  // nothing to launch
+    t.status = TrialStatus::Failed;
+    t.infeasible = true;
+    t.error = "infeasible: " + why + "; not run";
+    append_journal(journal_, to_json(o_.space, t));
+    return t;
+  }
   if (progress_.tty && !progress_.quiet) progress_.out << "\r\033[K" << head << " running" << std::flush;
   Launched l = launch(fmt::format("trials/t{:04d}", t.id), t.label, t.settings, t.iters, false, head);
   if (l.status == TrialStatus::Interrupted) interrupted(l.signal, head);
@@ -206,6 +220,7 @@ void Session::search() {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::size_t left = total > static_cast<std::size_t>(id) ? total - static_cast<std::size_t>(id) : 0;
     std::string msg = fmt::format("{}: {}", head, done.status == TrialStatus::Ok ? fmt_obj(done.objective)
+                                                  : done.infeasible              ? done.error
                                                       : std::string(name(done.status)) + " (" + done.error + ")");
     msg += fmt::format(" | best {} ({})", fmt_obj(best ? best->objective : std::nullopt), best ? best->label : "-");
     msg += fmt::format(" | {}", format_duration(elapsed));
@@ -224,7 +239,8 @@ ValidationRecord Session::run_validation(int round, std::size_t ci, const std::v
   else r.settings = settings_of(o_.space, candidates[ci - 1]);
   r.iters = iters;
   const std::string label = ci == 0 ? "baseline" : config_label(o_.space, candidates[ci - 1]);
-  Launched l = launch(fmt::format("validation/r{:02d}-{}", round, r.role), label, r.settings, iters, true, head);
+  if (o_.sim) r.sim_seed = launch::sim_replica_seed(o_.sim->seed, round);  // held-out seeds
+  Launched l = launch(fmt::format("validation/r{:02d}-{}", round, r.role), label, r.settings, iters, true, head, r.sim_seed);
   if (l.status == TrialStatus::Interrupted) interrupted(l.signal, head);
   r.status = l.status;
   r.results = l.results_rel;
@@ -282,7 +298,10 @@ FingerprintFacts Session::fingerprint(const std::optional<FingerprintFacts>& jou
                                [](const NodeFingerprint& n) { return !n.hash.empty(); }))
     return *journaled;  // a resumed session does not probe again, unless a probe failed: then the same way
   FingerprintFacts f;
-  if (!o_.topo.root.empty()) {
+  if (o_.sim) {  // no node was measured: the cluster is the --sim-cluster file
+    f.source = "sim";
+    f.probed = utc_now_iso();
+  } else if (!o_.topo.root.empty()) {
     f = probe_topo_root(o_.topo.root);
   } else {
     NodeProbe probe;
@@ -313,7 +332,8 @@ TuneOutcome Session::finish(const std::vector<Config>& candidates, const std::op
     if (t.objective) e.best_objective_GBps = std::max(e.best_objective_GBps, *t.objective);
   }
   const FingerprintVerdict v = judge(e.fingerprint);
-  if (!v.problem.empty()) say("railkit tune: warning: " + v.problem + "; the profile records no fingerprint");
+  if (!v.problem.empty() && e.fingerprint.source != "sim")
+    say("railkit tune: warning: " + v.problem + "; the profile records no fingerprint");
   TuneOutcome out;
   out.profile = build_profile(o_, e, utc_now_iso());
   out.profile_path = dir_ / "profile.json";
@@ -345,7 +365,10 @@ TuneOutcome Session::run(const JournalRecords& earlier) {
   TuneOutcome out = finish(candidates, earlier.topology);
   out.trials_total = static_cast<int>(trials_.size());
   out.trials_run = static_cast<int>(trials_.size() - replayed);
-  for (const auto& t : trials_) out.trials_failed += t.status != TrialStatus::Ok;
+  for (const auto& t : trials_) {
+    out.trials_failed += t.status != TrialStatus::Ok;
+    out.trials_infeasible += t.infeasible;
+  }
   return out;
 }
 

@@ -62,8 +62,10 @@ class Session {
   std::optional<ResultsDocument> cluster_doc();
   TuneOutcome finish(const std::vector<Config>& candidates, const std::optional<FingerprintFacts>& journaled);
 
+  /// `sim_seed`: --backend sim, the seed to simulate with (validation rounds); nullopt: the bench
+  /// arguments' own.
   Launched launch(const std::string& base, const std::string& label, const Settings& s, int iters, bool validation,
-                  const std::string& head);
+                  const std::string& head, std::optional<std::uint64_t> sim_seed = std::nullopt);
   /// Runs `railkit dcqcn VERB` once per node through the launcher.
   bool run_dcqcn(const std::string& verb, const std::map<std::string, std::string>& values, std::string& error);
   bool restore_dcqcn(std::string& error);
@@ -84,7 +86,7 @@ class Session {
   Progress progress_;
   std::filesystem::path dir_, journal_;
   launch::LaunchContext ctx_;
-  bool has_dcqcn_ = false;
+  bool has_dcqcn_ = false;  ///< DCQCN knobs applied on the nodes (`railkit dcqcn`); false with --backend sim
   bool reach_checked_ = false;
   std::unique_ptr<Strategy> strategy_;
   std::vector<TrialRecord> trials_;

@@ -161,7 +161,8 @@ void enumerate(const Space& s, Config& c, std::size_t k, std::vector<Config>& ou
 }
 
 std::string_view short_name(std::string_view name) {
-  for (const std::string_view prefix : {std::string_view{"NCCL_"}, std::string_view{"OMPI_MCA_coll_tuned_"}})
+  for (const std::string_view prefix :
+       {std::string_view{"NCCL_"}, std::string_view{"OMPI_MCA_coll_tuned_"}, std::string_view{"switch.ecn."}})
     if (name.starts_with(prefix)) return name.substr(prefix.size());
   return name;
 }
@@ -229,10 +230,30 @@ Settings settings_of(const Space& s, const Config& c) {
     if (v.empty() || !knob_active(s, c, k)) continue;
     const Tunable* t = knob.tunable != nullptr ? knob.tunable : find_tunable(knob.name);
     if (t == nullptr) throw UsageError(fmt::format("space '{}': knob {} is not a known tunable", s.name, knob.name));
-    auto& into = t->scope == TunableScope::Dcqcn ? out.dcqcn : out.env;
+    auto& into = t->scope == TunableScope::Dcqcn    ? out.dcqcn
+                 : t->scope == TunableScope::Switch ? out.switch_settings
+                                                    : out.env;
     into.insert_or_assign(knob.name, v);
   }
   return out;
+}
+
+std::string infeasible_reason(const Settings& s) {
+  std::vector<std::string> given, missing;
+  for (const auto n : kSwitchEcnKnobs) {
+    if (s.switch_settings.count(std::string(n)) != 0) given.emplace_back(n);
+    else missing.emplace_back(n);
+  }
+  if (!given.empty() && !missing.empty())
+    return fmt::format("the simulator takes switch ECN Kmin, Kmax and Pmax together: {} set, {} unset", join(given, ", "),
+                       join(missing, ", "));
+  if (given.empty()) return "";
+  const std::string& kmin = s.switch_settings.at(std::string(kSwitchEcnKnobs[0]));
+  const std::string& kmax = s.switch_settings.at(std::string(kSwitchEcnKnobs[1]));
+  const auto lo = to_int(kmin), hi = to_int(kmax);
+  if (lo && hi && *lo >= *hi)
+    return fmt::format("switch.ecn.kmin_bytes={} is not below switch.ecn.kmax_bytes={}", kmin, kmax);
+  return "";
 }
 
 std::string config_label(const Space& s, const Config& c) {

@@ -71,13 +71,25 @@ std::size_t config_count(const Space& s);
 std::vector<Config> all_configs(const Space& s, std::size_t limit = 100000);
 
 /// What a configuration sets: environment variables (fixed_env plus every active, non-empty env
-/// knob) and DCQCN attributes (every active, non-empty DCQCN knob, by tunable name).
+/// knob), DCQCN attributes and switch settings (every active, non-empty knob of that scope, by
+/// tunable name).
 struct Settings {
   std::map<std::string, std::string> env;
   std::map<std::string, std::string> dcqcn;
+  /// switch.ecn.*: the fabric's switches; only the simulator takes them (`--sim-set`)
+  std::map<std::string, std::string> switch_settings = {};
   bool operator==(const Settings&) const = default;
 };
 Settings settings_of(const Space& s, const Config& c);
+
+/// The switch ECN knobs the simulator takes together (`--sim-set switch.ecn.kmin_bytes=...,
+/// kmax_bytes=..., pmax=...`).
+inline constexpr std::string_view kSwitchEcnKnobs[] = {"switch.ecn.kmin_bytes", "switch.ecn.kmax_bytes", "switch.ecn.pmax"};
+
+/// Why settings cannot be run at all, or "" when they can: switch ECN settings are given
+/// together or not at all, and Kmin must be below Kmax. A trial with such settings is journaled
+/// as failed and infeasible without launching anything.
+std::string infeasible_reason(const Settings& s);
 
 /// A short readable name: the active knobs off their baseline as NAME=value joined by ',',
 /// with common prefixes dropped (NCCL_, OMPI_MCA_coll_tuned_); "defaults" when none is.
@@ -89,7 +101,7 @@ nlohmann::ordered_json config_to_json(const Space& s, const Config& c);
 Config config_from_json(const Space& s, const nlohmann::json& j, const std::string& where);
 
 /// Names of the built-in spaces, in the order `--help` lists them.
-inline constexpr std::string_view kBuiltinSpaces[] = {"ompi-coll", "nccl-proto", "nccl-net", "dcqcn"};
+inline constexpr std::string_view kBuiltinSpaces[] = {"ompi-coll", "nccl-proto", "nccl-net", "dcqcn", "switch-ecn"};
 
 /// Open MPI's number of algorithms per collective ("allreduce" -> 7), as
 /// `ompi_info --parsable --param coll tuned --level 9` lists them (`..._algorithm_count:value:N`).

@@ -38,7 +38,13 @@ const Tunable& tunable_or_throw(const std::string& name, const std::string& wher
   return *t;
 }
 
-bool numeric_type(TunableType t) { return t == TunableType::Int || t == TunableType::Pow2; }
+bool numeric_type(TunableType t) { return t == TunableType::Int || t == TunableType::Pow2 || t == TunableType::Decimal; }
+
+/// A valid value of a numeric knob as a number (integers exactly; decimals as doubles).
+double numeric_value(const Tunable& t, const std::string& v) {
+  if (const auto i = tunable_int(t, v)) return static_cast<double>(*i);
+  return to_double(v).value_or(0);
+}
 
 /// Checks a knob against the table and the knobs before it; fills tunable, baseline, numeric order.
 Knob make_knob(const std::string& source, std::string name, std::vector<std::string> values, std::optional<std::string> baseline,
@@ -57,11 +63,11 @@ Knob make_knob(const std::string& source, std::string name, std::vector<std::str
   k.numeric = numeric.value_or(numeric_type(k.tunable->type));
   if (k.numeric) {
     if (!numeric_type(k.tunable->type) && k.tunable->type != TunableType::Bool)
-      throw UsageError(where + ": numeric knobs must be integers");
+      throw UsageError(where + ": numeric knobs must be numbers");
     // Non-empty values ascending; "" (unset) stays first.
     std::stable_sort(values.begin(), values.end(), [&](const std::string& a, const std::string& b) {
       if (a.empty() || b.empty()) return a.empty() && !b.empty();
-      return *tunable_int(*k.tunable, a) < *tunable_int(*k.tunable, b);
+      return numeric_value(*k.tunable, a) < numeric_value(*k.tunable, b);
     });
   }
   k.values = std::move(values);
@@ -179,12 +185,28 @@ Space dcqcn() {
                     });
 }
 
+// Switch ECN marking of the RoCE queues, around the DCQCN paper's (Kmin 5 kB, Kmax 200 kB, Pmax 1%:
+// the baseline, the simulator's default preset) up to HPCC's at 400 Gb/s (Kmax 6.4 MB, Pmax 0.2).
+// Only the simulator applies it; the profile records the winner as advice for the switches.
+Space switch_ecn() {
+  return from_specs("switch-ecn",
+                    "ECN Kmin, Kmax and Pmax of the switches' RoCE queues: simulator only (-- --backend sim); a profile "
+                    "records the winner as advice to configure on the switches",
+                    {},
+                    {
+                        {"switch.ecn.kmin_bytes", {"5000", "20000", "50000", "100000", "200000", "400000"}, "", {}, std::nullopt},
+                        {"switch.ecn.kmax_bytes", {"200000", "400000", "800000", "1600000", "6400000"}, "", {}, std::nullopt},
+                        {"switch.ecn.pmax", {"0.01", "0.05", "0.1", "0.2", "0.5", "1"}, "", {}, std::nullopt},
+                    });
+}
+
 std::string value_text(const json& v, const std::string& where) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number_float()) return fmt::format("{}", v.get<double>());  // shortest text that reads back the same
   if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
-  throw UsageError(where + ": values must be strings, integers, booleans or null (unset)");
+  throw UsageError(where + ": values must be strings, numbers, booleans or null (unset)");
 }
 
 std::vector<std::string> string_list(const json& j, const std::string& where) {
@@ -224,6 +246,7 @@ Space builtin_space(std::string_view name, const OmpiAlgorithmCounts& ompi_count
   if (name == "nccl-proto") return nccl_proto();
   if (name == "nccl-net") return nccl_net();
   if (name == "dcqcn") return dcqcn();
+  if (name == "switch-ecn") return switch_ecn();
   std::string names;
   for (auto n : kBuiltinSpaces) names += (names.empty() ? "" : ", ") + std::string(n);
   throw UsageError(fmt::format("--space {}: no such built-in space and no such file (built-in: {})", name, names));

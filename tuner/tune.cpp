@@ -26,6 +26,20 @@ namespace {
 namespace fs = std::filesystem;
 
 
+/// Switch settings reach no host: only the simulator takes them, as one set (Kmin, Kmax, Pmax).
+void check_switch_knobs(const Space& space, bool sim) {
+  std::vector<std::string> names;
+  for (const auto& k : space.knobs)
+    if (k.tunable->scope == TunableScope::Switch) names.push_back(k.name);
+  if (names.empty()) return;
+  if (!sim) throw UsageError(switch_refusal(space.name, names));
+  for (const auto n : kSwitchEcnKnobs)
+    if (std::find(names.begin(), names.end(), n) == names.end())
+      throw UsageError(fmt::format("space {}: has {} but not {}: the simulator takes switch ECN Kmin, Kmax and Pmax "
+                                   "together (switch.ecn.kmin_bytes, kmax_bytes, pmax)",
+                                   space.name, join(names, ", "), n));
+}
+
 void check_new_options(const TuneOptions& o) {
   if (std::find(std::begin(kStrategies), std::end(kStrategies), o.strategy) == std::end(kStrategies))
     throw UsageError("--strategy " + o.strategy + ": not one of grid, random, coordinate, halving");
@@ -40,9 +54,19 @@ void check_new_options(const TuneOptions& o) {
   launch::check_bench_args(o.bench_args, "tune");
   if (::access(o.bench.c_str(), X_OK) != 0 || fs::is_directory(o.bench))
     throw UsageError("--bench " + o.bench + ": not an executable file");
+  const bool sim = launch::is_sim(o.bench_args);
+  if (sim) (void)launch::launcher_for_bench(o.launcher, true, o.bench_args);  // one local process, or refused
+  check_switch_knobs(o.space, sim);
   const bool has_dcqcn = std::any_of(o.space.knobs.begin(), o.space.knobs.end(),
                                      [](const Knob& k) { return k.tunable->scope == TunableScope::Dcqcn; });
-  if (has_dcqcn && !o.dcqcn) throw UsageError("space " + o.space.name + " has DCQCN knobs: say where they apply (--dcqcn-root)");
+  if (sim && o.dcqcn)
+    throw UsageError("--dcqcn-root " + o.dcqcn->root + ": with --backend sim the DCQCN knobs go to the simulated NICs "
+                     "(--sim-set nic.dcqcn.*) and no node is written; leave --dcqcn-root out");
+  if (sim && !o.topo.root.empty())
+    throw UsageError("--topo-root " + o.topo.root + ": a simulated session measures no node (its cluster is the "
+                     "--sim-cluster file) and its profile records no fingerprint; leave --topo-root out");
+  if (has_dcqcn && !o.dcqcn && !sim)
+    throw UsageError("space " + o.space.name + " has DCQCN knobs: say where they apply (--dcqcn-root)");
   for (const auto& [k, v] : o.baseline_env)
     if (const Tunable* t = find_tunable(k)) validate_tunable_value(*t, v, "--baseline-env");
   if (!o.topo.root.empty() && !fs::is_directory(o.topo.root))
@@ -64,6 +88,15 @@ void check_reach(const TuneOptions& o, char* const* envp) {
 std::string budget_text(int budget) { return budget > 0 ? std::to_string(budget) : std::string("all"); }
 
 }  // namespace
+
+std::string switch_refusal(const std::string& space, const std::vector<std::string>& knobs) {
+  std::vector<std::string> others(knobs.begin() + 1, knobs.end());
+  return fmt::format("space {}: {}{} {} a setting of the fabric's switches: no host reaches a switch, so railkit tunes "
+                     "it only on the simulator (-- --backend sim --sim-cluster FILE) and a profile records the winner as "
+                     "advice to configure on the switches",
+                     space, knobs.front(), others.empty() ? "" : " (and " + join(others, ", ") + ")",
+                     others.empty() ? "is" : "are each");
+}
 
 std::string inert_refusal(const std::vector<std::string>& knobs, const std::string& backend, const std::string& how) {
   const auto reach = knob_reach(knobs.front());
@@ -137,6 +170,8 @@ std::vector<std::string> bench_collectives(const std::vector<std::string>& bench
 TuneOutcome run_tune(const TuneOptions& opts, char* const* envp, std::ostream& progress, bool tty, bool quiet) {
   check_new_options(opts);
   check_reach(opts, envp);
+  std::optional<launch::SimEvidence> sim;  // the cluster file must be there before anything is written
+  if (launch::is_sim(opts.bench_args)) sim = launch::sim_evidence(opts.bench_args);
   std::error_code ec;
   fs::create_directories(opts.out_dir, ec);
   if (ec || !fs::is_directory(opts.out_dir)) throw UsageError("--out " + opts.out_dir.string() + ": cannot create the directory");
@@ -155,6 +190,8 @@ TuneOutcome run_tune(const TuneOptions& opts, char* const* envp, std::ostream& p
       throw UsageError(fmt::format("--weights {}: collective {} is not benchmarked (--coll)", *opts.weights_path, k.coll));
   TuneOptions& o = session.options = opts;
   o.out_dir = fs::absolute(opts.out_dir);
+  o.sim = sim;
+  if (sim) o.bench_args = launch::with_absolute_sim_cluster(o.bench_args);  // resumable from any directory
   if (o.profile_name.empty()) o.profile_name = o.out_dir.filename().string();
   if (!o.topo.root.empty()) o.topo.root = fs::absolute(o.topo.root).string();
   (void)make_strategy(o.strategy, o.space, o.budget, o.seed);  // bad budget or strategy: before anything is written
@@ -224,6 +261,13 @@ TuneOutcome resume_tune(const fs::path& dir, char* const* envp, std::ostream& pr
   check_resume_bench(journal, o.bench, r);
   if (::access(o.bench.c_str(), X_OK) != 0)
     throw UsageError("--resume: the session's bench " + o.bench + " is not executable any more");
+  if (o.sim) {  // the trials so far simulated that cluster: another would not compare with them
+    const launch::SimCluster now = launch::read_sim_cluster(o.sim->cluster);
+    if (now.hash != o.sim->cluster_hash)
+      throw UsageError(fmt::format("--resume: {} simulated {} ({}), which now hashes to {}: its trials would not compare "
+                                   "with new ones; restore the file or start a new session",
+                                   journal.string(), o.sim->cluster, o.sim->cluster_hash, now.hash));
+  }
   if (r.budget && *r.budget != o.budget) {
     check_new_budget(o, records, *r.budget);
     append_journal(journal, nlohmann::ordered_json{{"type", "budget"}, {"budget", *r.budget}, {"was", o.budget}, {"set", utc_now_iso()}});

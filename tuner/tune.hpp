@@ -18,6 +18,7 @@
 #include "core/profile.hpp"
 #include "tuner/space.hpp"
 #include "launch/bench_run.hpp"
+#include "launch/sim_bench.hpp"
 #include "tuner/validate.hpp"
 
 namespace railkit::tuner {
@@ -57,7 +58,11 @@ struct TuneOptions {
   double max_regression = 0.02;
   bool validate = true;                 ///< false: no validation; the profile says validated: false
   std::map<std::string, std::string> baseline_env;  ///< the settings tuned ones must beat (default: none)
-  std::optional<DcqcnOnNodes> dcqcn;     ///< required when the space has DCQCN knobs
+  std::optional<DcqcnOnNodes> dcqcn;     ///< required when the space has DCQCN knobs (not with --backend sim)
+  /// Set (by run_tune, from the bench arguments) when the trials run railkit-bench --backend sim:
+  /// the cluster file, its hash, fidelity and seed. DCQCN and switch knobs then go to the simulated
+  /// fabric as --sim-set arguments; the profile is never validated.
+  std::optional<launch::SimEvidence> sim;
   TopoSource topo;                      ///< the profile's fingerprint source
   std::optional<std::string> emit_ompi_rules;       ///< write an Open MPI dynamic rules file here too
   std::string profile_name;             ///< default: the out directory's name
@@ -70,7 +75,8 @@ struct TuneOptions {
 struct TuneOutcome {
   int trials_run = 0;        ///< this invocation
   int trials_total = 0;      ///< in the journal
-  int trials_failed = 0;     ///< in the journal
+  int trials_failed = 0;     ///< in the journal (infeasible ones included)
+  int trials_infeasible = 0; ///< in the journal: settings that could not run (switch ECN Kmin >= Kmax ...)
   std::optional<ProfileDocument> profile;
   std::filesystem::path profile_path;
   std::optional<std::string> emit_ompi_rules;  ///< where the caller writes the Open MPI rules of the profile
@@ -107,6 +113,10 @@ struct ResumeOptions {
 /// strategy already proposed (halving, random).
 TuneOutcome resume_tune(const std::filesystem::path& dir, char* const* envp, std::ostream& progress, bool tty, bool quiet,
                         const ResumeOptions& r = {});
+
+/// The one line that refuses switch settings (`knobs`, of space `space`) on a real backend: only
+/// the simulator reaches a switch.
+std::string switch_refusal(const std::string& space, const std::vector<std::string>& knobs);
 
 /// The one line that refuses knobs that cannot reach `backend` (known by `how`).
 std::string inert_refusal(const std::vector<std::string>& knobs, const std::string& backend, const std::string& how);

@@ -25,6 +25,9 @@ std::function<int()> setup_report(CLI::App& app) {
   app.add_option("--plot", o->plot, "also draw the metric against size into FILE.png or FILE.svg (python3-matplotlib)");
   app.add_option("--python", o->python, "Python interpreter for the plot (default: /usr/bin/python3, else python3)");
   app.add_option("--plot-script", o->plot_script, "plot script (default: scripts/plot_results.py)");
+  app.add_flag("--allow-sim-vs-measured", o->allow_sim_vs_measured,
+               "show simulated (railkit-bench --backend sim) and measured results side by side, simulated values marked "
+               "and no winner named across them (refused without it)");
   return [o] { return sweep::run_report(*o, environ, std::cout); };
 }
 

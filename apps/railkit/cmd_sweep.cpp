@@ -46,6 +46,9 @@ struct SweepCli {
   int rounds = 3;
   std::string seed;
   bool allow_inert = false;
+  std::string plot;
+  std::string python;
+  std::string plot_script;
   std::vector<std::string> bench_args;
 };
 
@@ -70,7 +73,7 @@ nlohmann::json rails_source(const topo::Topology& t, const std::string& topo_roo
 
 int run(const SweepCli& cli) {
   sweep::SweepOptions o;
-  o.launcher = launcher_options(cli.launch);
+  o.launcher = launcher_options(cli.launch, cli.bench_args);
   const sweep::Metric metric = sweep::parse_metric(cli.metric);
   std::vector<sweep::Factor> factors;
   if (!cli.matrix.empty()) factors.push_back(sweep::load_matrix(cli.matrix));
@@ -105,6 +108,12 @@ int run(const SweepCli& cli) {
     o.seed = static_cast<std::uint64_t>(*v);
   }
   o.allow_inert = cli.allow_inert;
+  sweep::ReportOptions plot;  // --plot: checked before anything runs
+  plot.plot = cli.plot;
+  plot.python = cli.python;
+  plot.plot_script = cli.plot_script;
+  std::optional<sweep::PlotTool> tool;
+  if (!cli.plot.empty()) tool = sweep::prepare_plot(plot);
   if (o.topology.is_object() && o.topology.contains("note"))
     std::cerr << "railkit sweep: note: " << o.topology["note"].get<std::string>() << "\n";
 
@@ -120,7 +129,9 @@ int run(const SweepCli& cli) {
     co.baseline = res.doc.baseline;
     co.metric = metric;
     co.notes = sweep::sweep_notes(res.doc);
-    std::cout << sweep::render_comparison(sweep::compare(std::move(inputs), co), cli.format) << std::flush;
+    const sweep::Comparison c = sweep::compare(std::move(inputs), co);
+    std::cout << sweep::render_comparison(c, cli.format) << std::flush;
+    if (tool) sweep::write_plot(c, cli.plot, *tool, environ);
   } else {
     std::cout << "no configuration produced results: nothing to compare\n";
   }
@@ -173,6 +184,11 @@ std::function<int()> setup_sweep(CLI::App& app) {
   app.add_option("--metric", cli->metric, "what the comparison shows: busbw | algbw | time | p50 | p99")
       ->check(CLI::IsMember({"busbw", "algbw", "time", "p50", "p99"}))
       ->capture_default_str();
+  app.add_option("--plot", cli->plot,
+                 "also draw the metric against size into FILE.png or FILE.svg (python3-matplotlib), as railkit report "
+                 "--plot does");
+  app.add_option("--python", cli->python, "Python interpreter for the plot (default: /usr/bin/python3, else python3)");
+  app.add_option("--plot-script", cli->plot_script, "plot script (default: scripts/plot_results.py)");
   app.add_option("bench_args", cli->bench_args, "railkit-bench arguments (after --)");
   return [cli] { return run(*cli); };
 }

@@ -103,7 +103,8 @@ int list_tunables() {
   std::cout << fmt::format("{:<56} {:<6} {:<9} {:<24} {:<10} {}\n", "name", "scope", "type", "range", "default", "doc");
   for (const auto& t : tunables()) {
     std::string range;
-    if (t.type == TunableType::Int || t.type == TunableType::Pow2) range = fmt::format("{}..{}", t.min, t.max);
+    if (t.type == TunableType::Int || t.type == TunableType::Pow2 || t.type == TunableType::Decimal)
+      range = fmt::format("{}..{}", t.min, t.max);
     else if (t.type == TunableType::Bool) range = "0|1";
     else range = join(t.values, "|");
     if (!t.unit.empty()) range += " " + std::string(t.unit);
@@ -115,17 +116,31 @@ int list_tunables() {
 
 void print_verdict(const tuner::TuneOutcome& res) {
   const ProfileDocument& p = *res.profile;
-  std::cout << fmt::format("\n# railkit tune: {} trials ({} failed); search best {:.3f} GB/s vs baseline {:.3f} GB/s\n",
-                           res.trials_total, res.trials_failed, res.best_objective_GBps, res.baseline_objective_GBps);
-  std::cout << fmt::format("# validation: {} A/B pairs, {}\n", p.evidence.pairs,
+  const bool simulated = p.evidence.extra.contains("simulated");
+  const std::string sim_tag = simulated ? "SIMULATED " : "";
+  std::cout << fmt::format("\n# railkit tune: {} trials ({} failed{}); search best {}{:.3f} GB/s vs baseline {:.3f} GB/s\n",
+                           res.trials_total, res.trials_failed,
+                           res.trials_infeasible > 0 ? fmt::format(", {} of them infeasible, not run", res.trials_infeasible) : "",
+                           sim_tag, res.best_objective_GBps, res.baseline_objective_GBps);
+  if (simulated) {
+    const auto& s = p.evidence.extra["simulated"];
+    std::cout << fmt::format("# SIMULATED: every figure below comes from railkit-bench --backend sim (cluster {}, {}, "
+                             "fidelity {}, seed {}): a model, not a measurement; never validated\n",
+                             s.value("cluster", std::string("?")), s.value("cluster_hash", std::string("?")),
+                             s.contains("fidelity") && s["fidelity"].is_string() ? s["fidelity"].get<std::string>()
+                                                                                 : std::string("railkit-bench's default"),
+                             s.contains("seed") ? s["seed"].dump() : std::string("?"));
+  }
+  std::cout << fmt::format("# validation: {} A/B pairs{}, {}\n", p.evidence.pairs,
+                           simulated ? " on the simulator (held-out seeds)" : "",
                            p.evidence.validated ? "validated" : "NOT validated");
   const bool inert = p.evidence.extra.contains("inert");
   if (inert) std::cout << "# INERT: " << p.evidence.extra["inert"].value("reason", std::string()) << "\n";
   if (p.cluster.extra.value("fingerprint_source", std::string()) == "topo-root")
     std::cout << "# fingerprint: from --topo-root " << p.cluster.extra.value("topo_root", std::string())
               << ", not from the measured nodes\n";
-  std::cout << fmt::format("{:<16} {:>10} {:>14} {:>14} {:>8} {:>18}  {}\n", "coll", "bucket", "base busbw", "tuned busbw",
-                           "ratio", "95% interval", "decision");
+  std::cout << fmt::format("{:<16} {:>10} {:>14} {:>14} {:>8} {:>18}  {}\n", "coll", "bucket", sim_tag.empty() ? "base busbw" : "sim base busbw",
+                           sim_tag.empty() ? "tuned busbw" : "sim tuned busbw", "ratio", "95% interval", "decision");
   for (const auto& d : p.decisions)
     std::cout << fmt::format("{:<16} {:>10} {:>14.3f} {:>14.3f} {:>8.3f} {:>18}  {}\n", d.coll, format_bytes(d.min_bytes),
                              d.baseline_busbw_GBps, d.busbw_GBps, d.ratio, fmt::format("[{:.3f}, {:.3f}]", d.ratio_lo, d.ratio_hi),
@@ -135,6 +150,17 @@ void print_verdict(const tuner::TuneOutcome& res) {
   std::vector<std::string> env;
   for (const auto& [k, v] : p.env) env.push_back(k + "=" + v);
   std::cout << "# settings.env: " << (env.empty() ? "(none: the defaults stay)" : join(env, " ")) << "\n";
+  for (const auto& [prio, attrs] : p.dcqcn) {
+    std::vector<std::string> a;
+    for (const auto& [k, v] : attrs) a.push_back(k + "=" + v);
+    std::cout << "# settings.dcqcn (priority " << prio << "): " << join(a, " ") << "\n";
+  }
+  if (!p.switch_ecn.empty()) {
+    std::vector<std::string> a;
+    for (const auto& [k, v] : p.switch_ecn) a.push_back(k + "=" + v);
+    std::cout << "# settings.switch_ecn (advice: configure it on the switches' RoCE queues; railkit never applies it): "
+              << join(a, " ") << "\n";
+  }
   if (p.evidence.extra.contains("single_env"))
     std::cout << "# single environment: " << p.evidence.extra["single_env"].value("reason", "") << "\n";
   std::cout << "# profile: " << res.profile_path.string() << "\n" << std::flush;
@@ -168,7 +194,7 @@ int run(const TuneCli& cli) {
     o.strategy = cli.strategy;
     o.budget = static_cast<int>(cli.budget);
     o.seed = cli.seed;
-    o.launcher = launcher_options(cli.launch);
+    o.launcher = launcher_options(cli.launch, cli.bench_args);
     o.bench = bench_path(cli.launch);
     o.bench_args = cli.bench_args;
     if (auto n = tuner::take_iters(o.bench_args)) o.iters = *n;
@@ -215,7 +241,9 @@ int run(const TuneCli& cli) {
 
 std::function<int()> setup_tune(CLI::App& app) {
   auto cli = std::make_shared<TuneCli>();
-  app.add_option("--space", cli->space, "ompi-coll | nccl-proto | nccl-net | dcqcn, or a space file (railkit.space/1)");
+  app.add_option("--space", cli->space,
+                 "ompi-coll | nccl-proto | nccl-net | dcqcn | switch-ecn (-- --backend sim only), or a space file "
+                 "(railkit.space/1)");
   app.add_option("--strategy", cli->strategy, "grid | random | coordinate | halving")
       ->check(CLI::IsMember({"grid", "random", "coordinate", "halving"}))
       ->capture_default_str();

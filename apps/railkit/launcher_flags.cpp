@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/launch.hpp"
 #include "core/strings.hpp"
+#include "launch/sim_bench.hpp"
 
 namespace railkit::app {
 
@@ -35,9 +36,10 @@ CLI::Validator positive() { return number_at_least(0, false, "a number > 0"); }
 CLI::Validator non_negative() { return number_at_least(0, true, "a number >= 0"); }
 
 void add_launcher_flags(CLI::App& app, LauncherCli& cli) {
-  app.add_option("--launcher", cli.launcher, "mpirun | srun | local")
+  app.add_option("--launcher", cli.launcher, "mpirun | srun | local (with -- --backend sim: local, one process)")
       ->check(CLI::IsMember({"mpirun", "srun", "local"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&cli](const std::string&) { cli.launcher_given = true; });
   app.add_option("--np", cli.np, "ranks (mpirun -np, srun --ntasks); default: the launcher's")->check(positive());
   app.add_option("--ppn", cli.ppn, "ranks per node (mpirun -N, srun --ntasks-per-node)")->check(positive());
   app.add_option("--hostfile", cli.hostfile, "hosts file (mpirun --hostfile, srun --nodefile)");
@@ -57,6 +59,10 @@ launch::LauncherOptions launcher_options(const LauncherCli& cli) {
   l.as_root = ::geteuid() == 0;
   l.cpus = online_cpus();
   return l;
+}
+
+launch::LauncherOptions launcher_options(const LauncherCli& cli, const std::vector<std::string>& bench_args) {
+  return launch::launcher_for_bench(launcher_options(cli), cli.launcher_given, bench_args);
 }
 
 std::string sibling_program(const std::string& flag_value, const char* name, const char* flag) {

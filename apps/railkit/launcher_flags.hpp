@@ -18,6 +18,7 @@ CLI::Validator non_negative();
 /// The launcher flags as given.
 struct LauncherCli {
   std::string launcher = "mpirun";
+  bool launcher_given = false;  ///< --launcher was on the command line (not the default)
   int np = 0;
   int ppn = 0;
   std::string hostfile;
@@ -30,6 +31,10 @@ void add_launcher_flags(CLI::App& app, LauncherCli& cli);
 
 /// The launcher options (as_root and cpus from this machine). Throws UsageError.
 launch::LauncherOptions launcher_options(const LauncherCli& cli);
+/// The same, fitted to the bench arguments: with --backend sim, the local launcher (one process
+/// that simulates every rank); an explicit mpirun/srun or --np above 1 is a UsageError
+/// (launch::launcher_for_bench).
+launch::LauncherOptions launcher_options(const LauncherCli& cli, const std::vector<std::string>& bench_args);
 
 /// `flag_value` when given, else the program `name` next to the running railkit. Throws
 /// UsageError naming `flag` when that is not executable.

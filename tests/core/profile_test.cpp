@@ -185,6 +185,42 @@ TEST(Profile, FingerprintFactsAreOptionalAndRoundTrip) {
   EXPECT_EQ(railkit::load_profile(dir.path / "f.json").cluster.fingerprint_facts, p.cluster.fingerprint_facts);
 }
 
+TEST(Profile, SwitchEcnAdviceIsOptionalAndRoundTrips) {
+  // Without it the key is not written (profiles of real backends are unchanged), and they load.
+  EXPECT_FALSE(railkit::to_json(sample())["settings"].contains("switch_ecn"));
+  EXPECT_TRUE(railkit::profile_from_json(sample_json(), "p.json").switch_ecn.empty());
+  ProfileDocument p = sample();
+  p.cluster.backend = "sim";
+  p.evidence.validated = false;
+  p.evidence.validated_at.clear();
+  p.switch_ecn = {{"switch.ecn.kmin_bytes", "100000"}, {"switch.ecn.kmax_bytes", "1600000"}, {"switch.ecn.pmax", "0.2"}};
+  const auto j = railkit::to_json(p);
+  std::vector<std::string> keys;
+  for (const auto& [name, _] : j["settings"].items()) keys.push_back(name);
+  EXPECT_EQ(keys, (std::vector<std::string>{"env", "dcqcn", "switch_ecn"}));
+  EXPECT_EQ(j["settings"]["switch_ecn"]["switch.ecn.pmax"], "0.2");
+  const ProfileDocument back = railkit::profile_from_json(json::parse(j.dump()), "p.json");
+  EXPECT_EQ(back.switch_ecn, p.switch_ecn);
+  EXPECT_EQ(railkit::to_json(back).dump(), j.dump());
+  TempDir dir;
+  railkit::write_profile(dir.path / "s.json", p);
+  EXPECT_EQ(railkit::load_profile(dir.path / "s.json").switch_ecn, p.switch_ecn);
+}
+
+TEST(Profile, ChecksSwitchEcnSettings) {
+  EXPECT_EQ(error_after([](json& j) { j["settings"]["switch_ecn"] = "5000"; }),
+            "p.json: settings.switch_ecn: expected an object of setting: \"value\", got string");
+  EXPECT_EQ(error_after([](json& j) { j["settings"]["switch_ecn"]["NCCL_IB_TC"] = "106"; }),
+            "p.json: settings.switch_ecn.NCCL_IB_TC: not a switch setting of the tunables table (switch.ecn.kmin_bytes, "
+            "switch.ecn.kmax_bytes, switch.ecn.pmax)");
+  EXPECT_EQ(error_after([](json& j) { j["settings"]["switch_ecn"]["switch.ecn.pmax"] = "2"; }),
+            "p.json: settings.switch_ecn.switch.ecn.pmax=2: above the maximum 1");
+  EXPECT_EQ(error_after([](json& j) { j["settings"]["switch_ecn"]["switch.ecn.kmin_bytes"] = 5000; }),
+            "p.json: settings.switch_ecn.switch.ecn.kmin_bytes: expected a string (values are text, as the environment "
+            "holds them), got number");
+  EXPECT_EQ(error_after([](json& j) { j["settings"]["switch_ecn"]["switch.ecn.pmax"] = "0.01"; }), "(no error)");
+}
+
 TEST(Profile, AnExpectationMayNameTheSettingsItWasMeasuredWith) {
   ProfileDocument p = sample();
   p.expectations[0].env = std::map<std::string, std::string>{{"NCCL_ALGO", "Tree"}};

@@ -90,6 +90,21 @@ TEST(Tunables, ValidateThrowsNamingWhere) {
   EXPECT_NO_THROW(validate_tunable_value(row("NCCL_IB_TC"), "106", "profile.json"));
 }
 
+TEST(Tunables, SwitchEcnSettingsReachOnlyTheSimulator) {
+  EXPECT_EQ(problem("switch.ecn.pmax", "0.2"), "");
+  EXPECT_EQ(problem("switch.ecn.pmax", "1"), "");
+  EXPECT_EQ(problem("switch.ecn.pmax", "1.5"), "above the maximum 1");
+  EXPECT_EQ(problem("switch.ecn.pmax", "-0.1"), "below the minimum 0");
+  EXPECT_EQ(problem("switch.ecn.pmax", "often"), "not a decimal number");
+  EXPECT_EQ(problem("switch.ecn.kmin_bytes", "100000"), "");
+  EXPECT_EQ(problem("switch.ecn.kmax_bytes", "0"), "below the minimum 1");
+  EXPECT_EQ(type_name(row("switch.ecn.pmax").type), "decimal");
+  EXPECT_EQ(scope_name(row("switch.ecn.kmin_bytes").scope), "switch");
+  EXPECT_EQ(inert_knobs({"switch.ecn.kmin_bytes"}, RunTarget{"nccl", true}), std::vector<std::string>{"switch.ecn.kmin_bytes"});
+  EXPECT_TRUE(inert_knobs({"switch.ecn.kmin_bytes", "switch.ecn.other"}, RunTarget{"sim", true}).empty());
+  EXPECT_EQ(reach_text(*knob_reach("switch.ecn.other")), "sim");
+}
+
 TEST(Tunables, EveryRow) {
   std::set<std::string_view> names;
   ASSERT_FALSE(tunables().empty());
@@ -104,6 +119,9 @@ TEST(Tunables, EveryRow) {
     }
     if (t.scope == TunableScope::Dcqcn) {
       EXPECT_TRUE(t.name.starts_with(kDcqcnRpPrefix) || t.name.starts_with(kDcqcnNpPrefix));
+    } else if (t.scope == TunableScope::Switch) {
+      EXPECT_TRUE(t.name.starts_with(kSwitchPrefix));
+      EXPECT_EQ(t.reach, Reach::Sim) << "no host reaches a switch";
     } else {
       EXPECT_TRUE(t.name.starts_with("NCCL_") || t.name.starts_with("OMPI_MCA_"));
     }

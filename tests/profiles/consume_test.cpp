@@ -316,6 +316,23 @@ TEST(Show, ByteRanges) {
   EXPECT_EQ(cells(s, "decisions (4)", "alltoall")[1], "8 B");
 }
 
+TEST(Show, ASimulatedProfileSaysSoAndShowsItsSwitchAdvice) {
+  ProfileDocument p = sample();
+  EXPECT_EQ(show_profile(p).text.find("SIMULATED"), std::string::npos);
+  EXPECT_EQ(show_profile(p).text.find("settings.switch_ecn"), std::string::npos);
+  p.cluster.backend = "sim";
+  p.switch_ecn = {{"switch.ecn.kmin_bytes", "400000"}, {"switch.ecn.kmax_bytes", "1600000"}, {"switch.ecn.pmax", "0.2"}};
+  const std::string s = show_profile(p).text;
+  EXPECT_NE(s.find("\nSIMULATED: every figure of this profile comes from railkit-bench --backend sim"), std::string::npos) << s;
+  EXPECT_NE(s.find("settings.switch_ecn (3): advice for the switches' RoCE queues; railkit never applies it\n"
+                   "  switch.ecn.kmax_bytes=1600000\n  switch.ecn.kmin_bytes=400000\n  switch.ecn.pmax=0.2\n"),
+            std::string::npos)
+      << s;
+  // Exports carry the environment only: switch settings are not a job's to set.
+  for (const auto f : {ExportFormat::Slurm, ExportFormat::NcclConf})
+    EXPECT_EQ(export_profile(p, f).text.find("switch.ecn"), std::string::npos);
+}
+
 TEST(Show, SaysWhetherCheckCanNameFacts) {
   ProfileDocument p = sample();
   p.cluster.fingerprint = "0123456789abcdef";

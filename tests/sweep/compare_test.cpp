@@ -18,6 +18,17 @@ namespace {
 
 using test::make_doc;
 
+/// The message of the UsageError `f` throws.
+template <class F>
+std::string test_usage_error(F&& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no UsageError)";
+}
+
 CompareInput input(const std::string& name, const std::vector<test::Rec>& recs) {
   CompareInput in;
   in.name = name;
@@ -203,8 +214,8 @@ TEST(Compare, SplitGroupsKeepTheirRowsAndTheSlowestIsMarked) {
   EXPECT_EQ(t.find("geometric mean"), std::string::npos) << t;
   EXPECT_EQ(t.find("winner"), std::string::npos) << t;
   const std::string csv = render_comparison(c, "csv");
-  EXPECT_NE(csv.find("all_reduce,float,sum,out,1024,rail0,split,ok,1,0.86,,,,1,0,,1,0\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("all_reduce,float,sum,out,1024,rail1,split,ok,1,1.95,,,,1,0,,0,0\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("all_reduce,float,sum,out,1024,rail0,split,ok,1,0.86,,,,1,0,,1,0,0\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("all_reduce,float,sum,out,1024,rail1,split,ok,1,1.95,,,,1,0,,0,0,0\n"), std::string::npos) << csv;
   const std::string md = render_comparison(c, "markdown");
   EXPECT_NE(md.find("| 1 KiB | rail0 | 0.860\\* |"), std::string::npos) << md;
   // The plot: a line per group, the slowest marked.
@@ -386,10 +397,83 @@ TEST(Compare, RenderCsvQuotesNames) {
   const std::string csv = render_comparison(compare(in, ""), "csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "op,dtype,redop,placement,bytes,group,config,status,baseline,busbw_GBps,ratio_to_baseline,ratio_lo,ratio_hi,"
-            "rounds,winner,verdict,slowest_group,inert");
-  EXPECT_NE(csv.find("all_reduce,float,sum,out,1024,,a,ok,1,1,1,,,1,0,no interval,0,0\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("all_reduce,float,sum,out,1024,,\"A=1,B=2\",ok,0,2,2,,,1,0,no interval,0,0\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("all_reduce,float,sum,out,1048576,,c,ok,0,20,2,,,1,0,no interval,0,0\n"), std::string::npos) << csv;
+            "rounds,winner,verdict,slowest_group,inert,simulated");
+  EXPECT_NE(csv.find("all_reduce,float,sum,out,1024,,a,ok,1,1,1,,,1,0,no interval,0,0,0\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("all_reduce,float,sum,out,1024,,\"A=1,B=2\",ok,0,2,2,,,1,0,no interval,0,0,0\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("all_reduce,float,sum,out,1048576,,c,ok,0,20,2,,,1,0,no interval,0,0,0\n"), std::string::npos) << csv;
+}
+
+/// `in` as railkit-bench --backend sim writes it.
+CompareInput simulated(CompareInput in) {
+  for (auto& rd : in.rounds) rd.doc.run.backend = "sim";
+  if (in.doc) in.doc->run.backend = "sim";
+  return in;
+}
+
+TEST(Compare, SimulatedValuesAreLabelledInEveryFormat) {
+  // A simulated sweep: pxn off vs on, three rounds (replicas with other seeds).
+  const std::vector<CompareInput> in = {
+      simulated(rounds_input("pxn-off", {1024, 1048576}, {{10, 20}, {10.2, 20.5}, {9.9, 19.8}})),
+      simulated(rounds_input("pxn-level2", {1024, 1048576}, {{10, 40}, {10.1, 41}, {9.8, 39.5}}))};
+  const Comparison c = compare(in, "");
+  EXPECT_TRUE(c.all_simulated());
+  EXPECT_EQ(c.simulated, (std::vector<bool>{true, true}));
+  const std::string t = render_comparison(c, "table");
+  EXPECT_EQ(t.rfind("SIMULATED: every value below comes from railkit-bench --backend sim, a model of a cluster, not a "
+                    "measurement\n",
+                    0),
+            0u)
+      << t;
+  EXPECT_NE(t.find("  [1] pxn-off     ok, 3 rounds; SIMULATED"), std::string::npos) << t;
+  EXPECT_NE(t.find("# all_reduce float sum, out-of-place: SIMULATED busbw (GB/s), median of the rounds"), std::string::npos) << t;
+  EXPECT_NE(t.find("geometric mean of SIMULATED busbw / [1]"), std::string::npos) << t;
+  EXPECT_NE(t.find("winner per size range (on the simulator):"), std::string::npos) << t;
+  const std::string md = render_comparison(c, "markdown");
+  EXPECT_EQ(md.rfind("**SIMULATED: every value below", 0), 0u) << md;
+  EXPECT_NE(md.find("### all_reduce float sum, out-of-place (SIMULATED)\n\nSIMULATED busbw (GB/s)"), std::string::npos) << md;
+  EXPECT_NE(md.find("ok, 3 rounds; SIMULATED"), std::string::npos) << md;
+  const std::string csv = render_comparison(c, "csv");
+  std::size_t lines = 0, simulated_lines = 0;
+  for (std::size_t p = csv.find('\n') + 1; p < csv.size(); p = csv.find('\n', p) + 1) {
+    ++lines;
+    const std::string line = csv.substr(p, csv.find('\n', p) - p);
+    simulated_lines += line.size() >= 2 && line.substr(line.size() - 2) == ",1";
+  }
+  EXPECT_EQ(lines, 4u);
+  EXPECT_EQ(simulated_lines, lines) << csv;
+  const auto series = plot_series(c);
+  EXPECT_EQ(series["simulated"], "all");
+  for (const auto& sr : series["panels"][0]["series"]) EXPECT_EQ(sr["simulated"], true);
+  // Measured ones say nothing of the kind.
+  const Comparison m = compare(three(), "");
+  EXPECT_FALSE(m.any_simulated());
+  EXPECT_EQ(render_comparison(m, "table").find("SIMULATED"), std::string::npos);
+  EXPECT_EQ(plot_series(m)["simulated"], "none");
+}
+
+TEST(Compare, SimulatedAgainstMeasuredIsRefusedUnlessAllowed) {
+  std::vector<CompareInput> in = three();
+  in[2] = simulated(in[2]);
+  const std::string m = test_usage_error([&] { (void)compare(in, ""); });
+  EXPECT_EQ(m, "cannot compare simulated results ([3] c: run.backend sim) with measured ones ([1] a: run.backend mpi): a "
+               "ratio between a model and a measurement is no result; compare them apart, or pass "
+               "--allow-sim-vs-measured to show them side by side (simulated values marked, no winner named across them)");
+  CompareOptions o;
+  o.allow_sim_vs_measured = true;
+  const Comparison c = compare(in, o);
+  EXPECT_TRUE(c.any_simulated());
+  EXPECT_FALSE(c.all_simulated());
+  const std::string t = render_comparison(c, "table");
+  EXPECT_EQ(t.rfind("SIMULATED AND MEASURED side by side (--allow-sim-vs-measured): [3] simulated", 0), 0u) << t;
+  EXPECT_NE(t.find("busbw (GB/s; SIMULATED: [3]), ratio to [1]"), std::string::npos) << t;
+  EXPECT_EQ(plot_series(c)["simulated"], "some");
+  // Rounds of one series that differ in kind are never paired: no interval, so no winner.
+  std::vector<CompareInput> r = {rounds_input("real", {1024}, {{10}, {10}, {10}}),
+                                 simulated(rounds_input("model", {1024}, {{20}, {20.1}, {19.9}}))};
+  const Comparison rc = compare(r, o);
+  EXPECT_EQ(rc.intervals, 0);
+  EXPECT_FALSE(rc.tables[0].rows[0].winner);
+  EXPECT_EQ(rc.tables[0].rows[0].verdict, RowVerdict::NoInterval);
 }
 
 TEST(Compare, RenderMarkdown) {

@@ -162,16 +162,13 @@ TEST(Evidence, RegressionKeepsTheBaselineEnvironment) {
 }
 
 TEST(Evidence, NotValidatedWithoutARealBackendOrEnoughPairs) {
-  SessionEvidence sim = clear_winners();
-  for (auto& r : sim.runs) r.backend = "sim";
   SessionEvidence one_pair = clear_winners();
   one_pair.runs.resize(3);  // round 1 only
   SessionEvidence none = clear_winners();
   none.runs.clear();
   TuneOptions off = options();
   off.validate = false;
-  const std::pair<TuneOptions, SessionEvidence> cases[] = {{options(), sim}, {options(), one_pair}, {options(), none},
-                                                           {off, clear_winners()}};
+  const std::pair<TuneOptions, SessionEvidence> cases[] = {{options(), one_pair}, {options(), none}, {off, clear_winners()}};
   for (const auto& [o, e] : cases) {
     const ProfileDocument p = build_profile(o, e, "now");
     EXPECT_FALSE(p.evidence.validated);
@@ -183,6 +180,124 @@ TEST(Evidence, NotValidatedWithoutARealBackendOrEnoughPairs) {
       EXPECT_EQ(d.config, "baseline");
     }
   }
+}
+
+/// The simulation a session ran on (what run_tune takes from the bench arguments).
+launch::SimEvidence sim_target() {
+  launch::SimEvidence s;
+  s.cluster = "/clusters/c-4x8.yaml";
+  s.cluster_hash = "fnv1a64:0123456789abcdef";
+  s.fidelity = "flow";
+  s.seed = 7;
+  s.nic_priority = 5;
+  s.sets = {"seed=7"};
+  return s;
+}
+
+/// clear_winners() measured on the simulator: every run says backend sim, validation rounds
+/// with held-out seeds, the cluster document simulated.
+SessionEvidence simulated_winners() {
+  SessionEvidence e = clear_winners();
+  for (auto& r : e.runs) {
+    r.backend = "sim";
+    r.sim_seed = launch::sim_replica_seed(7, r.round);
+  }
+  e.cluster_doc->run.backend = "sim";
+  e.fingerprint = FingerprintFacts{"sim", "", {}, "now"};
+  return e;
+}
+
+TEST(Evidence, ASimulatedProfileIsNeverValidated) {
+  // Everything a validation needs holds (five pairs, clear winners) but the numbers are simulated.
+  TuneOptions o = options();
+  o.sim = sim_target();
+  // Every way a session can be simulated: the session ran --backend sim, its validation runs say
+  // sim, or only its cluster document does.
+  SessionEvidence runs_only = clear_winners();
+  for (auto& r : runs_only.runs) r.backend = "sim";
+  SessionEvidence doc_only = clear_winners();
+  doc_only.cluster_doc->run.backend = "sim";
+  doc_only.runs.clear();
+  const std::pair<TuneOptions, SessionEvidence> cases[] = {
+      {o, simulated_winners()}, {o, clear_winners()}, {options(), runs_only}, {options(), doc_only}};
+  for (const auto& [opts, e] : cases) {
+    const ProfileDocument p = build_profile(opts, e, "2025-01-02T03:04:05Z");
+    EXPECT_FALSE(p.evidence.validated);
+    EXPECT_EQ(p.evidence.validated_at, "");
+    ASSERT_TRUE(p.evidence.extra.contains("simulated"));
+    EXPECT_EQ(p.evidence.extra["simulated"]["backend"], "sim");
+    EXPECT_EQ(p.evidence.extra["simulated"]["simulated"], true);
+    EXPECT_TRUE(p.expectations.empty()) << "simulated busbw is no expectation for a real fabric";
+    // What a loader makes of it: a simulated profile that claims validation is refused.
+    const auto j = nlohmann::json::parse(to_json(p).dump());
+    EXPECT_NO_THROW((void)profile_from_json(j, "p.json"));
+  }
+}
+
+TEST(Evidence, ASimulatedProfileCarriesItsSimulationAndTheSettingsToTry) {
+  TuneOptions o = options();
+  o.sim = sim_target();
+  const ProfileDocument p = build_profile(o, simulated_winners(), "now");
+  EXPECT_FALSE(p.evidence.validated);
+  EXPECT_EQ(p.cluster.backend, "sim");
+  EXPECT_EQ(p.cluster.extra["sim_cluster"], "/clusters/c-4x8.yaml");
+  const auto& s = p.evidence.extra["simulated"];
+  EXPECT_EQ(s["cluster"], "/clusters/c-4x8.yaml");
+  EXPECT_EQ(s["cluster_hash"], "fnv1a64:0123456789abcdef");
+  EXPECT_EQ(s["fidelity"], "flow");
+  EXPECT_EQ(s["seed"], 7);
+  EXPECT_EQ(s["validation_seeds"].get<std::vector<std::uint64_t>>(), (std::vector<std::uint64_t>{1007, 2007, 3007, 4007, 5007}));
+  // Decided by the same A/B comparison (on held-out seeds), so the profile says what to try.
+  EXPECT_EQ(decision(p, kSmall).config, "ALGO=Ring");
+  EXPECT_TRUE(decision(p, kSmall).significant);
+  EXPECT_EQ(decision(p, kLarge).config, "ALGO=Tree");
+  EXPECT_EQ(p.env, (std::map<std::string, std::string>{{"NCCL_ALGO", "Ring"}}));
+  EXPECT_NE(p.evidence.extra["single_env"]["reason"].get<std::string>().find("on the simulator: never validated"),
+            std::string::npos);
+  // Incomplete (one pair): nothing decided.
+  SessionEvidence one = simulated_winners();
+  one.runs.resize(3);
+  const ProfileDocument q = build_profile(o, one, "now");
+  EXPECT_TRUE(q.env.empty());
+  for (const auto& d : q.decisions) EXPECT_FALSE(d.significant);
+}
+
+TEST(Evidence, SwitchEcnWinnersAreAdviceAndDcqcnGoesUnderTheSimulatedPriority) {
+  Space sp;
+  sp.name = "net";
+  sp.knobs.push_back(make_knob("roce_rp.rpg_ai_rate", {"", "20"}, 0, true));
+  sp.knobs.push_back(make_knob("switch.ecn.kmin_bytes", {"5000", "100000"}, 0, true));
+  sp.knobs.push_back(make_knob("switch.ecn.kmax_bytes", {"200000", "1600000"}, 0, true));
+  sp.knobs.push_back(make_knob("switch.ecn.pmax", {"0.01", "0.2"}, 0, true));
+  TuneOptions o = options();
+  o.space = sp;
+  o.sim = sim_target();
+  SessionEvidence e = simulated_winners();
+  const Config best{1, 1, 1, 1};
+  const auto sp_trial = [&](int id, const Config& c, double obj, Buckets b) {
+    TrialRecord t;
+    t.id = id;
+    t.proposal = {c, 1};
+    t.label = config_label(sp, c);
+    t.status = TrialStatus::Ok;
+    t.objective = obj;
+    t.buckets = std::move(b);
+    return t;
+  };
+  e.trials = {sp_trial(1, Config{0, 0, 0, 0}, 10, {{kSmall, 10}, {kLarge, 10}}), sp_trial(2, best, 12, {{kSmall, 14}, {kLarge, 12}})};
+  e.candidates = {best};
+  std::erase_if(e.runs, [](const ValidationRecord& r) { return r.role == "candidate-2"; });
+  for (auto& r : e.runs)
+    if (r.role == "candidate-1") r.buckets[kLarge] *= 1.2;
+  const ProfileDocument p = build_profile(o, e, "now");
+  EXPECT_FALSE(p.evidence.validated);
+  EXPECT_EQ(p.switch_ecn, (std::map<std::string, std::string>{
+                              {"switch.ecn.kmin_bytes", "100000"}, {"switch.ecn.kmax_bytes", "1600000"}, {"switch.ecn.pmax", "0.2"}}));
+  EXPECT_TRUE(p.env.empty());
+  EXPECT_EQ(p.dcqcn, (std::map<std::string, std::map<std::string, std::string>>{{"5", {{"roce_rp.rpg_ai_rate", "20"}}}}));
+  const auto j = nlohmann::json::parse(to_json(p).dump());
+  EXPECT_EQ(j["settings"]["switch_ecn"]["switch.ecn.pmax"], "0.2");
+  EXPECT_EQ(profile_from_json(j, "p.json").switch_ecn, p.switch_ecn);
 }
 
 TEST(Evidence, KnobsThatCannotReachTheBackendAreNeverValidated) {

@@ -269,6 +269,56 @@ void expect_same(const TrialRecord& a, const TrialRecord& b) {
   EXPECT_EQ(a.elapsed_s, b.elapsed_s);
   EXPECT_EQ(a.started, b.started);
   EXPECT_EQ(a.error, b.error);
+  EXPECT_EQ(a.infeasible, b.infeasible);
+}
+
+TEST(JournalRecords, SimulatedSessionRoundTrip) {
+  SessionRecord r;
+  r.options.space = two_knob_space();
+  r.options.bench = "/bin/railkit-bench";
+  r.options.bench_args = {"--backend", "sim", "--sim-cluster", "/c/x.yaml"};
+  r.options.launcher.kind = launch::LauncherKind::Local;
+  EXPECT_TRUE(to_json(r)["sim"].is_null());  // a real backend's session
+  EXPECT_FALSE(session_from_json(reread(to_json(r)), "/d").options.sim);
+  r.options.sim = launch::SimEvidence{"/c/x.yaml", "fnv1a64:00000000000000ff", "flow", 9, 5, {"seed=9"}};
+  const ojson line = to_json(r);
+  EXPECT_EQ(line["sim"]["simulated"], true);
+  EXPECT_EQ(line["sim"]["cluster_hash"], "fnv1a64:00000000000000ff");
+  const SessionRecord back = session_from_json(reread(line), "/d");
+  ASSERT_TRUE(back.options.sim);
+  EXPECT_EQ(*back.options.sim, *r.options.sim);
+  EXPECT_EQ(back.options.launcher.kind, launch::LauncherKind::Local);
+  json older = reread(line);  // a session line from before simulated sessions: no sim key
+  older.erase("sim");
+  EXPECT_FALSE(session_from_json(older, "/d").options.sim);
+}
+
+TEST(JournalRecords, SwitchSettingsAndInfeasibleTrialsRoundTrip) {
+  Space s;
+  s.name = "ecn";
+  s.knobs.push_back(make_knob("switch.ecn.kmin_bytes", {"5000", "400000"}, 0, true));
+  s.knobs.push_back(make_knob("switch.ecn.kmax_bytes", {"200000", "1600000"}, 0, true));
+  s.knobs.push_back(make_knob("switch.ecn.pmax", {"0.01", "0.2"}, 0, true));
+  TrialRecord t;
+  t.id = 2;
+  t.proposal = {{1, 0, 1}, 1};
+  t.label = config_label(s, t.proposal.config);
+  t.settings = settings_of(s, t.proposal.config);
+  t.status = TrialStatus::Failed;
+  t.infeasible = true;
+  t.error = "infeasible: " + infeasible_reason(t.settings) + "; not run";
+  const ojson line = to_json(s, t);
+  EXPECT_EQ(line["switch"], (ojson{{"switch.ecn.kmax_bytes", "200000"}, {"switch.ecn.kmin_bytes", "400000"},
+                                   {"switch.ecn.pmax", "0.2"}}));
+  EXPECT_EQ(line["infeasible"], true);
+  EXPECT_EQ(line["status"], "failed");
+  EXPECT_TRUE(line["objective"].is_null());
+  expect_same(trial_from_json(s, reread(line), "j"), t);
+  // A trial of a real backend keeps its old shape: no switch, no infeasible key.
+  const Space two = two_knob_space();
+  const ojson plain = to_json(two, sample_trial(two));
+  EXPECT_FALSE(plain.contains("switch"));
+  EXPECT_FALSE(plain.contains("infeasible"));
 }
 
 TEST(JournalRecords, TrialRoundTripAndFormat) {
@@ -350,7 +400,15 @@ TEST(JournalRecords, ValidationRoundTrip) {
     EXPECT_EQ(b.sizes, r.sizes);
     EXPECT_EQ(b.elapsed_s, r.elapsed_s);
     EXPECT_EQ(b.error, r.error);
+    EXPECT_EQ(b.sim_seed, r.sim_seed);
   }
+  ValidationRecord sim = base;  // a simulated round keeps the seed it simulated with
+  sim.backend = "sim";
+  sim.sim_seed = 2007;
+  const ojson line = to_json(s, sim);
+  EXPECT_EQ(line["sim_seed"], 2007);
+  EXPECT_EQ(validation_from_json(s, reread(line), "j").sim_seed, 2007u);
+  EXPECT_FALSE(to_json(s, base).contains("sim_seed"));
 }
 
 TEST(JournalRecords, TopologyAndDoneRoundTrip) {

@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/results.hpp"
 #include "core/tunables.hpp"
+#include "core/yaml.hpp"
 #include "test_util.hpp"
 #include "tuner_test_util.hpp"
 #include "tuner/space.hpp"
@@ -96,12 +97,37 @@ TEST(SpaceLoad, BuiltinSpaceDetails) {
   for (const auto& k : dc.knobs) EXPECT_EQ(k.tunable->scope, TunableScope::Dcqcn) << k.name;
   const Space net = builtin_space("nccl-net");
   for (const auto& k : net.knobs) EXPECT_EQ(k.values[k.baseline], "") << k.name;  // unset = NCCL's default
-  EXPECT_NE(usage_error_of([] { builtin_space("nope"); }).find("ompi-coll, nccl-proto, nccl-net, dcqcn"), std::string::npos);
+  EXPECT_NE(usage_error_of([] { builtin_space("nope"); }).find("ompi-coll, nccl-proto, nccl-net, dcqcn, switch-ecn"),
+            std::string::npos);
+  // switch-ecn: the three ECN thresholds of the switches, numeric, no "unset" (the simulator takes
+  // them together), the DCQCN paper's as the baseline.
+  const Space ecn = builtin_space("switch-ecn");
+  EXPECT_EQ(knob_names(ecn), (std::vector<std::string>{"switch.ecn.kmin_bytes", "switch.ecn.kmax_bytes", "switch.ecn.pmax"}));
+  for (const auto& k : ecn.knobs) {
+    EXPECT_EQ(k.tunable->scope, TunableScope::Switch) << k.name;
+    EXPECT_TRUE(k.numeric) << k.name;
+    EXPECT_EQ(std::count(k.values.begin(), k.values.end(), ""), 0) << k.name;
+  }
+  EXPECT_EQ(knob_named(ecn, "switch.ecn.kmin_bytes").values[0], "5000");
+  EXPECT_EQ(knob_named(ecn, "switch.ecn.pmax").values, (std::vector<std::string>{"0.01", "0.05", "0.1", "0.2", "0.5", "1"}));
 }
 
 /// A minimal valid space document with one knob `knob`, for error cases to spoil.
 json one_knob_doc(json knob) {
   return json{{"schema", "railkit.space/1"}, {"name", "t"}, {"knobs", json::array({std::move(knob)})}};
+}
+
+TEST(SpaceLoad, DecimalKnobsAreNumbersInYamlAndJson) {
+  // pmax: 0.2 unquoted is a YAML float; it reads back as the text "0.2", sorted as a number.
+  const Space s = parse_space(parse_yaml("schema: railkit.space/1\nname: ecn\nknobs:\n"
+                                         "  - {name: switch.ecn.pmax, values: [0.5, 0.05, 1, \"0.2\"]}\n",
+                                         "ecn.yaml"),
+                              "ecn.yaml");
+  EXPECT_EQ(s.knobs[0].values, (std::vector<std::string>{"0.05", "0.2", "0.5", "1"}));
+  EXPECT_TRUE(s.knobs[0].numeric);
+  EXPECT_NE(usage_error_of([] { (void)parse_space(one_knob_doc({{"name", "switch.ecn.pmax"}, {"values", json::array({1.5})}}), "x"); })
+                .find("switch.ecn.pmax=1.5: above the maximum 1"),
+            std::string::npos);
 }
 
 TEST(SpaceLoad, ParseErrorsNameSourceAndProblem) {
@@ -156,7 +182,7 @@ TEST(SpaceLoad, ParseErrorsNameSourceAndProblem) {
       {"knob twice", twice, "listed twice"},
       {"no knobs", json{{"schema", "railkit.space/1"}, {"knobs", json::array()}}, "knobs must be a non-empty list"},
       {"no values", one_knob_doc({{"name", "NCCL_IB_TC"}, {"values", json::array()}}), "no values"},
-      {"numeric enum", one_knob_doc({{"name", "NCCL_PROTO"}, {"values", json::array({"LL"})}, {"numeric", true}}), "numeric knobs must be integers"},
+      {"numeric enum", one_knob_doc({{"name", "NCCL_PROTO"}, {"values", json::array({"LL"})}, {"numeric", true}}), "numeric knobs must be numbers"},
       {"collective", one_knob_doc({{"name", "NCCL_IB_TC"}, {"values", json::array({98})}, {"collectives", json::array({"allreduce"})}}),
        "unknown collective 'allreduce'"},
       {"fixed dcqcn",
@@ -330,7 +356,8 @@ TEST(SpaceLoad, ConfigFromJsonErrors) {
       {json::array(), "must be an object"},
       {json{{"NCCL_ALGO", "Ring"}}, "'NCCL_ALGO' is not a knob of space nccl-net"},
       {json{{"NCCL_IB_TC", 0}}, "NCCL_IB_TC=0 is not a value of space nccl-net"},
-      {json{{"NCCL_IB_TC", 1.5}}, "values must be"},
+      {json{{"NCCL_IB_TC", 1.5}}, "NCCL_IB_TC=1.5 is not a value of space nccl-net"},
+      {json{{"NCCL_IB_TC", json::array()}}, "values must be"},
   };
   for (const auto& c : cases) {
     const std::string m = usage_error_of([&] { config_from_json(s, c.j, "best.json"); });

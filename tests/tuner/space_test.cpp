@@ -206,6 +206,41 @@ TEST(SpaceSettings, EnvAndDcqcnOfActiveNonEmptyKnobs) {
   EXPECT_THROW(settings_of(s, {0, 0, 0, 0, 0}), UsageError);
 }
 
+TEST(SpaceSettings, SwitchKnobsAreTheirOwnSettings) {
+  const Space s = builtin_space("switch-ecn");
+  const Settings base = settings_of(s, baseline_config(s));
+  EXPECT_TRUE(base.env.empty());
+  EXPECT_TRUE(base.dcqcn.empty());
+  EXPECT_EQ(base.switch_settings, (std::map<std::string, std::string>{
+                                      {"switch.ecn.kmin_bytes", "5000"}, {"switch.ecn.kmax_bytes", "200000"}, {"switch.ecn.pmax", "0.01"}}));
+  EXPECT_EQ(infeasible_reason(base), "");
+  EXPECT_EQ(config_label(s, {3, 3, 3}), "kmin_bytes=100000,kmax_bytes=1600000,pmax=0.2");
+}
+
+TEST(SpaceSettings, InfeasibleSwitchSettings) {
+  Settings s;
+  EXPECT_EQ(infeasible_reason(s), "") << "nothing set: the cluster's own";
+  s.switch_settings = {{"switch.ecn.kmin_bytes", "200000"}, {"switch.ecn.kmax_bytes", "200000"}, {"switch.ecn.pmax", "0.1"}};
+  EXPECT_EQ(infeasible_reason(s), "switch.ecn.kmin_bytes=200000 is not below switch.ecn.kmax_bytes=200000");
+  s.switch_settings["switch.ecn.kmin_bytes"] = "400000";
+  EXPECT_EQ(infeasible_reason(s), "switch.ecn.kmin_bytes=400000 is not below switch.ecn.kmax_bytes=200000");
+  s.switch_settings["switch.ecn.kmin_bytes"] = "100000";
+  EXPECT_EQ(infeasible_reason(s), "");
+  s.switch_settings.erase("switch.ecn.pmax");
+  EXPECT_EQ(infeasible_reason(s), "the simulator takes switch ECN Kmin, Kmax and Pmax together: switch.ecn.kmin_bytes, "
+                                  "switch.ecn.kmax_bytes set, switch.ecn.pmax unset");
+  // Environment and DCQCN settings are always feasible.
+  Settings e;
+  e.env = {{"NCCL_PXN_DISABLE", "1"}};
+  e.dcqcn = {{"roce_rp.rpg_ai_rate", "20"}};
+  EXPECT_EQ(infeasible_reason(e), "");
+  // In the built-in space: the configurations whose Kmin is not below Kmax.
+  const Space sp = builtin_space("switch-ecn");
+  std::size_t infeasible = 0;
+  for (const auto& c : all_configs(sp)) infeasible += !infeasible_reason(settings_of(sp, c)).empty();
+  EXPECT_EQ(infeasible, 3u * 6u);  // (200000, 200000), (400000, 200000), (400000, 400000) x every Pmax
+}
+
 TEST(SpaceSettings, Labels) {
   Space s = qps_space();
   s.knobs.push_back(make_knob("OMPI_MCA_coll_tuned_allreduce_algorithm", {"0", "4"}, 0, false));
