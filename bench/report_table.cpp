@@ -121,8 +121,12 @@ void TableReporter::row(const Row& r) {
   const auto p99 = [](const std::optional<ResultRecord>& x) {
     return x ? format_column(x->time_us.p99, 7) : std::string("-");
   };
-  int slowest = any.ranks.slowest_rank;
-  if (r.out && r.in && r.in->ranks.time_us_max > r.out->ranks.time_us_max) slowest = r.in->ranks.slowest_rank;
+  const ResultRecord* worst = &any;
+  if (r.out && r.in && r.in->ranks.time_us_max > r.out->ranks.time_us_max) worst = &*r.in;
+  // Every rank equally slow (a simulated run, where all ranks share one clock): no slowest rank.
+  const std::string slowest = worst->ranks.time_us_min == worst->ranks.time_us_max
+                                  ? std::string("-")
+                                  : std::to_string(worst->ranks.slowest_rank);
   os_ << fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", any.bytes, any.count, any.dtype, any.redop, any.root)
       << placement_cols(r.out) << placement_cols(r.in)
       << fmt::format("  {:>7}  {:>7}  {:>7}", p99(r.out), p99(r.in), slowest)

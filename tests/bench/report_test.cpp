@@ -162,6 +162,25 @@ TEST(TableReporter, SimulatedRunSaysSoInHeaderAndFooterAndChecksNothing) {
   EXPECT_NE(out.find("# Avg bus bandwidth    : 0.19 (simulated)\n"), std::string::npos) << out;
 }
 
+TEST(TableReporter, NoSlowestRankWhenEveryRankTookTheSameTime) {
+  // A simulated run (one clock for every rank) has no slowest rank: "-", not the last rank.
+  std::ostringstream os;
+  TableReporter t(os);
+  t.coll_start(Coll::AllReduce, 0);
+  railkit::ResultRecord tie = rec("all_reduce", "sum", 1024, 256, false, 10, 0.1, 0.19, std::nullopt);
+  tie.ranks = {10, 10, 31, "n3"};
+  t.row(Row{Coll::AllReduce, coll_sizes(Coll::AllReduce, 1024, 4, 32), tie, std::nullopt, ""});
+  railkit::ResultRecord spread = rec("all_reduce", "sum", 2048, 512, false, 10, 0.1, 0.19, std::nullopt);
+  t.row(Row{Coll::AllReduce, coll_sizes(Coll::AllReduce, 2048, 4, 32), spread, std::nullopt, ""});
+  const std::string out = os.str();
+  const auto row_of = [&](const std::string& size) {
+    const auto at = out.find("\n" + std::string(12 - size.size(), ' ') + size + " ");
+    return out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_EQ(row_of("1024").substr(row_of("1024").size() - 3), "  -") << out;
+  EXPECT_EQ(row_of("2048").substr(row_of("2048").size() - 3), "  1") << out;
+}
+
 TEST(TableReporter, SimulatedBannerOnlyForSimulatedTiming) {
   railkit::RunInfo run;
   EXPECT_EQ(simulated_banner(run), "");
