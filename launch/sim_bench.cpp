@@ -141,7 +141,13 @@ SimEvidence sim_evidence(const std::vector<std::string>& bench_args) {
   return SimEvidence{c.path, c.hash, a.fidelity, sim_seed(a, c), c.nic_priority.value_or(3), a.sets};
 }
 
-bool is_simulated(const ResultsDocument& d) noexcept { return d.run.backend == "sim"; }
+std::string simulated_fidelity(const ResultsDocument& d) {
+  if (d.run.sim.is_object() && d.run.sim.contains("fidelity") && d.run.sim["fidelity"].is_string())
+    return d.run.sim["fidelity"].get<std::string>();
+  return "";
+}
+
+bool is_simulated(const ResultsDocument& d) noexcept { return d.simulated || d.run.backend == "sim"; }
 
 nlohmann::ordered_json to_json(const SimEvidence& e) {
   return {{"backend", "sim"},

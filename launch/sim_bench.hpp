@@ -84,12 +84,15 @@ struct SimEvidence {
   std::vector<std::string> sets;      ///< the bench arguments' --sim-set values (seed included)
   bool operator==(const SimEvidence&) const = default;
 };
-/// Whether a results document was simulated (run.backend sim; such a document says simulated: true).
+/// Whether a results document was simulated (`simulated: true`, or run.backend sim).
 bool is_simulated(const ResultsDocument& d) noexcept;
 
 /// From the bench arguments (their --sim-cluster must name a readable file). Throws UsageError
 /// when --backend sim comes without --sim-cluster, or the file cannot be read.
 SimEvidence sim_evidence(const std::vector<std::string>& bench_args);
+
+/// The fidelity a simulated results document says it ran (run.sim.fidelity); "" when it says none.
+std::string simulated_fidelity(const ResultsDocument& d);
 
 /// As JSON: {backend: "sim", simulated: true, cluster, cluster_hash, fidelity (null = the
 /// bench's default), seed, nic_priority, sim_set}; and back (UsageError naming `where`).

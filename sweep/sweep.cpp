@@ -469,11 +469,13 @@ std::vector<std::pair<int, size_t>> pending_launches(const SweepOptions& o, cons
 /// The record of a finished launch of `c` in `round`: its backend (from its results document)
 /// and, in `now_inert`, the knobs of `c` that cannot reach it.
 LaunchRecord record_launch(const SweepOptions& o, int round, const BenchConfig& c, const launch::TrialRun& tr,
-                           const fs::path& out_dir, std::vector<InertKnob>& now_inert) {
+                           const fs::path& out_dir, std::vector<InertKnob>& now_inert, std::string& fidelity) {
   LaunchRecord l{round, tr.record, "", {}};
   if (!l.run.results.empty()) {
     try {
-      l.backend = load_results((out_dir / l.run.results).string()).run.backend;
+      const ResultsDocument d = load_results((out_dir / l.run.results).string());
+      l.backend = d.run.backend;
+      fidelity = launch::simulated_fidelity(d);
     } catch (const Error&) {
     }
   }
@@ -540,7 +542,10 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
                                                     lr.signal, doc.launches.size(), sweep_path.string()));
     }
     std::vector<InertKnob> now_inert;
-    const LaunchRecord l = record_launch(o, round, c, tr, out_dir, now_inert);
+    std::string fidelity;
+    const LaunchRecord l = record_launch(o, round, c, tr, out_dir, now_inert, fidelity);
+    if (doc.sim.is_object() && doc.sim.value("fidelity", json(nullptr)).is_null() && !fidelity.empty())
+      doc.sim["fidelity"] = fidelity;  // railkit-bench's default, as its document says
     if (l.run.status != TrialStatus::Ok) ++res.failed;
     ++res.ran;
     recs[{c.name, round}] = l;

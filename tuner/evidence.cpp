@@ -76,6 +76,10 @@ Comparisons compare_runs(const std::vector<ValidationRecord>& runs, std::size_t 
 /// seeds) and that it is never validated.
 json simulated_json(const TuneOptions& o, const SessionEvidence& e) {
   json s = o.sim ? json::parse(launch::to_json(*o.sim).dump()) : json{{"backend", "sim"}, {"simulated", true}};
+  if (!s.contains("fidelity") || s["fidelity"].is_null()) {  // railkit-bench's default: what its documents say
+    const std::string f = e.cluster_doc ? launch::simulated_fidelity(*e.cluster_doc) : "";
+    s["fidelity"] = f.empty() ? json(nullptr) : json(f);
+  }
   std::set<std::uint64_t> seeds;
   for (const auto& r : e.runs)
     if (r.sim_seed) seeds.insert(*r.sim_seed);

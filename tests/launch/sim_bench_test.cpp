@@ -128,6 +128,22 @@ TEST(SimBench, ClusterIdentityAndSeed) {
             std::string::npos);
 }
 
+TEST(SimBench, SimulatedDocuments) {
+  ResultsDocument d;
+  d.run.backend = "mpi";
+  EXPECT_FALSE(is_simulated(d));
+  EXPECT_EQ(simulated_fidelity(d), "");
+  d.simulated = true;  // a document that says so is simulated whatever its backend
+  EXPECT_TRUE(is_simulated(d));
+  ResultsDocument s;
+  s.run.backend = "sim";
+  EXPECT_TRUE(is_simulated(s));
+  s.run.sim = {{"fidelity", "flow"}, {"seed", 1}};
+  EXPECT_EQ(simulated_fidelity(s), "flow");
+  s.run.sim = {{"fidelity", 3}};
+  EXPECT_EQ(simulated_fidelity(s), "");
+}
+
 TEST(SimBench, EvidenceRoundTripsAndNeedsTheClusterFile) {
   test::TempDir d;
   const auto y = d.write("c.yaml", "seed: 3\n");

@@ -146,9 +146,13 @@ def sim_refuses_launchers_and_ranks(ctx):
         line = one_line(se)
         check(want in line, f"{flags}: {line}")
         check(not os.path.exists(os.path.join(out, "sweep.json")), f"{flags}: sweep.json written")
+    packet = ["--backend", "sim", "--sim-cluster", CLUSTER, "--coll", "alltoall", "-b", "256K", "-e", "256K", "-n", "1",
+              "-w", "0"]  # no --fidelity: railkit-bench's default
     rc, so, se = ctx.run("sweep", "--preset", "pxn", "--launcher", "local", "--rounds", "1", "--out", ctx.path("local"),
-                         "--", *SIM)
+                         "--", *packet)
     check(rc == 0, f"--launcher local given explicitly: rc {rc}\n{se}")
+    sim = load(os.path.join(ctx.path("local"), "sweep.json"))["sim"]
+    check(sim["fidelity"] == "packet", f"fidelity not given: as railkit-bench's documents say, got {sim['fidelity']}")
 
 
 @case

@@ -206,7 +206,7 @@ def switch_ecn_infeasible_trials_and_advice(ctx):
             continue
         cmd = load(os.path.join(out, t["results"]))["run"]["command"]
         check(sorted(sim_sets(cmd)) == sorted(f"{k}={v}" for k, v in t["switch"].items()), f"trial {t['trial']}: {cmd}")
-    prof = check_simulated_profile(ctx, out, CLUSTER, None, 4)
+    prof = check_simulated_profile(ctx, out, CLUSTER, "packet", 4)  # no --fidelity: as the documents say
     single = prof["evidence"]["extra"]["single_env"]
     check(single["taken"], f"Kmin 5 kB at 400 Gb/s should lose to the wider thresholds on the simulator: {single}")
     best = [t for t in trials if t["label"] == single["candidate"]][0]
