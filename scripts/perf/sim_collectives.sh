@@ -42,8 +42,12 @@ cluster="$repo/sim/examples/cluster-4x8-1to1.yaml"
 run() {
   local fid="$1" nodes="$2" spines=$(( $2 < 4 ? $2 : 4 )) doc="$tmp/$1-$2.json"
   # Spines: as many as the leaf has nodes, up to 4 (1:1 keeps every leaf's uplinks = downlinks).
+  # A leaf has a port per node: its buffer grows with them (1 MiB per port, at least the example's
+  # 64 MiB), or the PFC headroom of 256 ports would not fit.
+  local buffer=$(( (nodes + spines) * 1048576 > 67108864 ? (nodes + spines) * 1048576 : 67108864 ))
   if ! timeout "$((CAP_S + 60))" /usr/bin/time -f '%e %M' -o "$tmp/time" "${pin[@]}" "$bench" --backend sim \
       --sim-cluster "$cluster" --sim-set "topology.nodes=$nodes" --sim-set "topology.spines=$spines" \
+      --sim-set "switch.buffer_bytes=$buffer" \
       --fidelity "$fid" --coll all_reduce -b "$BYTES" -e "$BYTES" -n 1 -w 0 -J "$doc" >"$tmp/out" 2>&1; then
     echo "$fid $nodes failed or exceeded $((CAP_S + 60)) s:" >&2
     tail -3 "$tmp/out" >&2
