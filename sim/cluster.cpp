@@ -5,10 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "core/atomic_file.hpp"
-#include "core/json_text.hpp"
 #include "core/strings.hpp"
-#include "core/yaml.hpp"
 #include "sim/collective.hpp"
 #include "sim/quantity.hpp"
 
@@ -67,24 +64,7 @@ ClusterSpec parse_cluster(const json& doc, const std::string& source, const std:
 }
 
 ClusterSpec load_cluster(const std::filesystem::path& path, const std::vector<std::string>& overrides) {
-  std::string text;
-  try {
-    text = read_file(path);
-  } catch (const IoError& e) {
-    throw UsageError(std::string("--sim-cluster: ") + e.what());
-  }
-  json doc;
-  if (is_yaml_path(path.string())) {
-    doc = parse_yaml(text, path.string());
-  } else {
-    try {
-      doc = parse_json(text);
-    } catch (const json::parse_error& e) {
-      throw UsageError(path.string() + ": not valid JSON: " + json_error_text(e));
-    }
-  }
-  for (const auto& o : overrides) apply_override(doc, o);
-  return parse_cluster(doc, path.filename().string(), path.parent_path());
+  return parse_cluster(read_document(path, overrides, "--sim-cluster"), path.filename().string(), path.parent_path());
 }
 
 namespace {

@@ -414,12 +414,12 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
   *node = std::move(value);
 }
 
-Scenario load_scenario(const std::filesystem::path& path, const std::vector<std::string>& overrides) {
+nlohmann::json read_document(const std::filesystem::path& path, const std::vector<std::string>& overrides, const std::string& what) {
   std::string text;
   try {
     text = read_file(path);
   } catch (const IoError& e) {
-    throw UsageError(std::string("scenario: ") + e.what());
+    throw UsageError(what + ": " + e.what());
   }
   json doc;
   if (is_yaml_path(path.string())) {
@@ -432,7 +432,11 @@ Scenario load_scenario(const std::filesystem::path& path, const std::vector<std:
     }
   }
   for (const auto& o : overrides) apply_override(doc, o);
-  return parse_scenario(doc, path.filename().string(), path.parent_path());
+  return doc;
+}
+
+Scenario load_scenario(const std::filesystem::path& path, const std::vector<std::string>& overrides) {
+  return parse_scenario(read_document(path, overrides, "scenario"), path.filename().string(), path.parent_path());
 }
 
 }  // namespace railkit::sim

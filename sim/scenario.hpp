@@ -131,6 +131,10 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& source, co
 /// flow collection). Throws UsageError naming the override.
 void apply_override(nlohmann::json& doc, const std::string& assignment);
 
+/// Reads a YAML (.yaml/.yml) or JSON file and applies the overrides in order. `what` names the
+/// input in an error reading it ("scenario", "--sim-cluster"). Throws UsageError.
+nlohmann::json read_document(const std::filesystem::path& path, const std::vector<std::string>& overrides, const std::string& what);
+
 /// Reads a scenario file (.yaml/.yml as YAML, else JSON), applies overrides, resolves it.
 Scenario load_scenario(const std::filesystem::path& path, const std::vector<std::string>& overrides = {});
 

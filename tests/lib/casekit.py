@@ -40,6 +40,35 @@ def check(cond, msg):
         raise Failure(msg)
 
 
+def fnv1a64(data):
+    """railkit's content hash of `data` (bytes), as documents record it: "fnv1a64:<16 hex>"."""
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return "fnv1a64:%016x" % h
+
+
+class SimCtx:
+    """Context of the control-plane cases on railkit-bench's simulated backend: the railkit and
+    railkit-bench binaries and a temporary directory."""
+
+    def __init__(self, railkit, bench, tmp):
+        import os
+        self.railkit = railkit
+        self.bench = bench or os.path.join(os.path.dirname(railkit), "railkit-bench")
+        self.tmp = tmp
+
+    def path(self, *parts):
+        import os
+        return os.path.join(self.tmp, *parts)
+
+    def need_sim(self):
+        import subprocess
+        p = subprocess.run([self.bench, "--version"], capture_output=True, text=True, timeout=60)
+        if "sim (" not in p.stdout:
+            raise Skip("railkit-bench was built without the sim backend (no ns-3)")
+
+
 def listing(cases):
     """The case names, ';'-separated, for CMake's foreach."""
     sys.stdout.write(";".join(cases) + "\n")

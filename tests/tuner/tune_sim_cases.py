@@ -22,7 +22,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 CLUSTER = os.path.join(ROOT, "sim", "examples", "cluster-4x8-2to1.yaml")
 PROFILE_SCHEMA = os.path.join(ROOT, "profiles", "railkit.profile.schema.json")
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from casekit import Cases, Skip, check, railkit_main  # noqa: E402
+from casekit import Cases, SimCtx, check, fnv1a64, railkit_main  # noqa: E402
 
 CASES = Cases()
 case = CASES.add
@@ -39,27 +39,7 @@ knobs:
 """
 
 
-def fnv1a64(data):
-    h = 0xcbf29ce484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return "fnv1a64:%016x" % h
-
-
-class Ctx:
-    def __init__(self, railkit, bench, tmp):
-        self.railkit = railkit
-        self.bench = bench or os.path.join(os.path.dirname(railkit), "railkit-bench")
-        self.tmp = tmp
-
-    def path(self, *parts):
-        return os.path.join(self.tmp, *parts)
-
-    def need_sim(self):
-        p = subprocess.run([self.bench, "--version"], capture_output=True, text=True, timeout=60)
-        if "sim (" not in p.stdout:
-            raise Skip("railkit-bench was built without the sim backend (no ns-3)")
-
+class Ctx(SimCtx):
     def run(self, *args, timeout=280, env=None):
         argv = [self.railkit, *args]
         if args and args[0] == "tune" and "--resume" not in args:
