@@ -78,7 +78,6 @@ std::vector<T> read_choice_list(const std::string& name, const std::string& valu
   const bool exclude = !text.empty() && text.front() == '^';
   if (exclude) text.erase(0, 1);
   std::set<T> listed;
-  std::vector<std::string> others;
   for (const std::string& raw : split(text, ',')) {
     const std::string item = to_lower(trim(raw));
     if (item.empty()) continue;
@@ -90,7 +89,6 @@ std::vector<T> read_choice_list(const std::string& name, const std::string& valu
       }
     if (found) continue;
     if (!known_other.count(item)) throw UsageError(fmt::format("{} '{}': unknown name '{}'", name, value, raw));
-    others.push_back(raw);
   }
   std::vector<T> allowed;
   for (const auto& [n, v] : modelled)

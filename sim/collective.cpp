@@ -196,7 +196,7 @@ class Planner {
   }
 
   /// A ring edge a -> b of channel c (b the next rank).
-  Transfer ring_edge(int a, int b, int c, std::uint64_t bytes, CollPlan& p) {
+  Transfer ring_edge(int a, int b, int c, std::uint64_t bytes) {
     Transfer t;
     t.src = a;
     t.dst = b;
@@ -214,7 +214,6 @@ class Planner {
       if (!s_.pxn_disable && t.nic_src != a) t.relay = t.nic_src;  // NCCL's ring PXN
       else if (t.nic_src != a) pcie_exit_ = true;
     }
-    (void)p;
     return t;
   }
 
@@ -224,7 +223,7 @@ class Planner {
     const std::uint64_t bytes = wire_bytes(per_rank_payload / p.channels, p);
     for (int c = 0; c < p.channels; ++c) {
       const std::vector<int> order = ring(c);
-      for (int i = 0; i < sh_.n; ++i) st.transfers.push_back(ring_edge(order[i], order[(i + 1) % sh_.n], c, bytes, p));
+      for (int i = 0; i < sh_.n; ++i) st.transfers.push_back(ring_edge(order[i], order[(i + 1) % sh_.n], c, bytes));
     }
     if (bytes > 0) p.steps.push_back(std::move(st));
     if (pcie_exit_) p.notes.push_back("PXN disabled: the ring leaves each node on its entry rail through the exit GPU's "
@@ -240,7 +239,7 @@ class Planner {
       std::vector<int> order = ring(c);
       std::rotate(order.begin(), std::find(order.begin(), order.end(), r_.root), order.end());
       for (int i = 0; i + 1 < sh_.n; ++i) {
-        Transfer t = ring_edge(order[i], order[i + 1], c, bytes, p);
+        Transfer t = ring_edge(order[i], order[i + 1], c, bytes);
         if (to_root) {
           std::swap(t.src, t.dst);
           if (t.net) {
