@@ -20,15 +20,6 @@ ojson per_priority(const std::array<T, kPriorities>& a) {
   return j;
 }
 
-std::string_view cc_name(CcKind k) {
-  switch (k) {
-    case CcKind::None: return "none";
-    case CcKind::DcqcnNvidia: return "dcqcn_nvidia";
-    case CcKind::DcqcnPaper: return "dcqcn_paper";
-  }
-  return "?";
-}
-
 /// The resolved parameters: every default filled in, in canonical units.
 ojson parameters(const Scenario& s) {
   ojson p;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -40,6 +41,9 @@ struct TopologySpec {
 };
 
 enum class CcKind { None, DcqcnNvidia, DcqcnPaper };
+
+/// The scenario name of a congestion control: "none", "dcqcn_nvidia", "dcqcn_paper".
+std::string_view cc_name(CcKind k) noexcept;
 
 /// NIC behaviour (identical on every NIC).
 struct NicSpec {

@@ -43,7 +43,6 @@ void apply_flat(const json& j, NvidiaDcqcn& d, const std::string& where) {
   }
 }
 
-const std::array<std::string_view, 3> kCcNames = {"none", "dcqcn_nvidia", "dcqcn_paper"};
 constexpr std::array kCcKinds = {CcKind::None, CcKind::DcqcnNvidia, CcKind::DcqcnPaper};
 
 constexpr std::array kPaperFields = {
@@ -72,9 +71,9 @@ constexpr std::array kNicFields = {
     Field{"cc",
           [](const json& v, const std::string& k, const Ctx& c, Scenario& s) {
             const std::string name = detail::read_string(v, k, c);
-            for (std::size_t i = 0; i < kCcNames.size(); ++i)
-              if (kCcNames[i] == name) {
-                s.nic.cc = kCcKinds[i];
+            for (CcKind kind : kCcKinds)
+              if (cc_name(kind) == name) {
+                s.nic.cc = kind;
                 return;
               }
             throw UsageError(c.where(k) + ": '" + name + "': expected dcqcn_nvidia, dcqcn_paper or none");
@@ -248,6 +247,15 @@ void load_dcqcn_attributes(const nlohmann::json& j, int priority, NvidiaDcqcn& d
     return;
   }
   apply_flat(j, d, where);
+}
+
+std::string_view cc_name(CcKind k) noexcept {
+  switch (k) {
+    case CcKind::None: return "none";
+    case CcKind::DcqcnNvidia: return "dcqcn_nvidia";
+    case CcKind::DcqcnPaper: return "dcqcn_paper";
+  }
+  return "?";
 }
 
 }  // namespace railkit::sim

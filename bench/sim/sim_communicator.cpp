@@ -22,15 +22,6 @@
 namespace railkit::bench::sim {
 namespace {
 
-std::string_view cc_text(model::CcKind k) {
-  switch (k) {
-    case model::CcKind::None: return "none";
-    case model::CcKind::DcqcnNvidia: return "dcqcn_nvidia";
-    case model::CcKind::DcqcnPaper: return "dcqcn_paper";
-  }
-  return "?";
-}
-
 model::CollKind coll_kind(Coll c) {
   switch (c) {
     case Coll::AllReduce: return model::CollKind::AllReduce;
@@ -318,7 +309,7 @@ nlohmann::json run_json(const SimSetup& s, const std::string& machine) {
             {"oversubscription", t.oversubscription},
             {"nvlink_rate_Gbps", c.nvlink_rate_bps / 1e9},
             {"mtu_bytes", t.mtu_bytes},
-            {"cc", cc_text(c.fabric.nic.cc)},
+            {"cc", model::cc_name(c.fabric.nic.cc)},
             {"document", c.source}}},
           {"sets", s.sets},
           {"fidelity", model::fidelity_name(s.fidelity)},
