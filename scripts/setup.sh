@@ -13,6 +13,7 @@ PACKAGES=(
   python3 python3-jsonschema python3-matplotlib
   libns3-dev libgsl-dev
   clang libclang-rt-14-dev
+  slurm-wlm munge iproute2 python3-yaml
 )
 
 missing=()
