@@ -325,14 +325,26 @@ std::vector<Group> data_groups(const BenchOptions& o, const Bootstrap& boot, int
   return make_groups(o.split, node_layout(node_of_data_rank, slots == 1 ? o.ranks_per_node : 0));
 }
 
-/// What the header shows: one line per data rank with its process's pid, its host and its device.
+/// What the header shows: one line per data rank with its process's pid, its host and its device,
+/// the transport and affinity warnings, and a note when ranks differ in their transport.
 RunHeader run_header(const RunInfo& run, const BenchOptions& o, const Plan& plan, const RankFacts& facts, int slots) {
-  RunHeader h{run, o, {}, plan.notes, {}};
+  RunHeader h{run, o, {}, plan.notes, {}, facts.warnings};
   for (size_t r = 0; r < facts.devices.size(); ++r) {
     const size_t p = r / static_cast<size_t>(slots);
     h.ranks.push_back({static_cast<int>(r), static_cast<int>(facts.pids[p]), facts.hosts[r], facts.devices[r]});
   }
+  if (!facts.transport.note.empty()) h.notes.push_back(facts.transport.note);
   return h;
+}
+
+/// The environment that says who launched this process (infer_launcher), from main's envp:
+/// as it was at start, before MPI_Init.
+[[maybe_unused]] LauncherGuess launcher_guess(char** envp) {
+  std::map<std::string, std::string> env;
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "OMPI_MCA_orte_hnp_uri", "MPI_LOCALNRANKS", "SLURM_STEP_NUM_TASKS",
+                           "SLURM_STEP_ID", "SLURM_PROCID", "SLURM_MPI_TYPE", "PMIX_VERSION", "PMI_FD", "PMI_PORT"})
+    if (std::string v = env_value(envp, name); !v.empty()) env[name] = std::move(v);
+  return infer_launcher(env);
 }
 
 /// observed.backend: how the backend measured, and how the ranks found each other.
@@ -512,7 +524,12 @@ int run_ranks(const BenchOptions& given, Bootstrap& bootstrap, char** envp, bool
                                    o.graph_launches, comm->name()));
     if (const std::string why = comm->unsupported_reason(o.dtype, o.redop); !why.empty()) throw UsageError(why);
 
-    facts = gather_rank_facts(*boot, *comm, slots);
+    // Where each rank runs (CPUs) and, on the mpi backend, what carries its data (transport).
+    std::optional<RankTransport> transport;
+#if RAILKIT_HAVE_MPI
+    if (!res.use_nccl && !res.use_sim) transport = mpi::probe_transport(rank, boot->hosts(), launcher_guess(envp));
+#endif
+    facts = gather_rank_facts(*boot, *comm, slots, !res.use_sim, transport);
     if (rank == 0) {
       RunHeader header = run_header(sink.snapshot().run, o, plan, facts, slots);
       header.lines = header_lines;

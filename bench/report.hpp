@@ -36,6 +36,7 @@ struct RunHeader {
   std::vector<RankLine> ranks;
   std::vector<std::string> notes;  ///< "# note: ..." lines (rounding, skipped sizes)
   std::vector<std::string> lines;  ///< "# ..." lines after the first (the sim backend's -c line)
+  std::vector<std::string> warnings;  ///< "# warning: ..." lines after the ranks (transport, affinity), as summarize_warnings
 };
 
 class Reporter {

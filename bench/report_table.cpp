@@ -91,6 +91,7 @@ void TableReporter::run_start(const RunHeader& h) {
     if (!r.device.empty() && r.device != "host") os_ << " " << r.device;
     os_ << "\n";
   }
+  for (const std::string& w : summarize_warnings(h.warnings)) os_ << "# warning: " << w << "\n";
   for (const std::string& n : h.notes) os_ << "# note: " << n << "\n";
   for (const InjectDelay& d : o.inject_delays)
     os_ << fmt::format("# fire drill: rank {} sleeps {} us before each timed collective\n", d.rank, d.delay_us);

@@ -148,7 +148,8 @@ ErrorRecord timeout_record(const TimeoutReport& rep) {
                       {"ranks", ranks}}};
 }
 
-RankFacts gather_rank_facts(Bootstrap& boot, const Communicator& comm, int slots) {
+RankFacts gather_rank_facts(Bootstrap& boot, const Communicator& comm, int slots, bool record_cpus,
+                            const std::optional<RankTransport>& transport) {
   RankFacts f;
   f.pids = boot.gather_to_root(std::vector<double>{static_cast<double>(::getpid())});
   // Per slot: its device, and its host when the backend places it (else the process's).
@@ -167,6 +168,22 @@ RankFacts gather_rank_facts(Bootstrap& boot, const Communicator& comm, int slots
     own.resize(static_cast<size_t>(slots));
     for (const std::string& h : own) f.hosts.push_back(h.empty() ? boot.hosts()[p] : h);
   }
+  if (!record_cpus) return f;
+  f.cpus = boot.gather_text_to_root(format_cpu_list(cpu_affinity()));
+  const std::vector<std::string> texts = boot.gather_text_to_root(transport ? to_json(*transport).dump() : std::string());
+  if (boot.rank() != 0) return f;
+  std::vector<ProcessFacts> procs;
+  for (size_t p = 0; p < f.cpus.size(); ++p) {
+    ProcessFacts pf;
+    pf.rank = static_cast<int>(p) * slots;
+    pf.host = boot.hosts()[p];
+    pf.cpus = parse_cpu_list(f.cpus[p]).value_or(std::vector<int>{});
+    if (p < texts.size() && !texts[p].empty()) pf.transport = rank_transport_from_json(nlohmann::json::parse(texts[p]));
+    f.transports.push_back(pf.transport);
+    procs.push_back(std::move(pf));
+  }
+  f.warnings = transport_warnings(procs);
+  if (slots == 1) f.transport = transport_summary(procs, boot.hosts());  // the mpi backend's: a rank per process
   return f;
 }
 
@@ -175,6 +192,8 @@ void finish_document(ResultsSink& sink, Reporter& reporter, const Bootstrap& boo
                      const std::vector<double>& rss, int slots, const Plan& plan, const nlohmann::json& backend_facts,
                      const nlohmann::json& observed_nccl) {
   ResultsDocument d = sink.snapshot();
+  // Transport and affinity warnings went to the header; every one goes to the document.
+  for (const std::string& w : facts.warnings) d.observed["warnings"].push_back(w);
   if (!observed_nccl.is_null()) {
     d.observed["nccl"] = observed_nccl;
     std::vector<std::string> warnings;  // every one in the document; repeats of a kind as one line on screen
@@ -187,13 +206,26 @@ void finish_document(ResultsSink& sink, Reporter& reporter, const Bootstrap& boo
   nlohmann::json ranks = nlohmann::json::array();
   for (size_t r = 0; r < facts.devices.size(); ++r) {
     const size_t p = r / static_cast<size_t>(slots);
-    ranks.push_back({{"rank", r},
-                     {"host", r < facts.hosts.size() ? facts.hosts[r] : boot.hosts()[p]},
-                     {"pid", static_cast<std::int64_t>(facts.pids[p])},
-                     {"peak_rss_bytes", static_cast<std::uint64_t>(rss[p])},
-                     {"device", facts.devices[r]}});
+    nlohmann::json one = {{"rank", r},
+                          {"host", r < facts.hosts.size() ? facts.hosts[r] : boot.hosts()[p]},
+                          {"pid", static_cast<std::int64_t>(facts.pids[p])},
+                          {"peak_rss_bytes", static_cast<std::uint64_t>(rss[p])},
+                          {"device", facts.devices[r]}};
+    if (p < facts.cpus.size()) one["cpus"] = facts.cpus[p];
+    if (p < facts.transports.size() && facts.transports[p]) {
+      nlohmann::json t = to_json(*facts.transports[p]);
+      t["intra_node"] = peer_class_transport(*facts.transports[p], static_cast<int>(p), boot.hosts(), true);
+      t["inter_node"] = peer_class_transport(*facts.transports[p], static_cast<int>(p), boot.hosts(), false);
+      one["transport"] = t;
+    }
+    ranks.push_back(one);
   }
   d.observed["ranks"] = ranks;
+  if (!facts.transports.empty() && std::any_of(facts.transports.begin(), facts.transports.end(),
+                                               [](const auto& t) { return t.has_value(); })) {
+    d.observed["transport"] = facts.transport.summary;
+    if (!facts.transport.note.empty()) d.observed["transport_note"] = facts.transport.note;
+  }
   d.observed["buffer_bytes"] = plan.buffer_bytes;
   d.observed["backend"] = backend_facts;
   reporter.run_end(d);

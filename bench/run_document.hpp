@@ -14,6 +14,7 @@
 #include "bench/options.hpp"
 #include "bench/report.hpp"
 #include "bench/split.hpp"
+#include "bench/transport.hpp"
 #include "bench/watchdog.hpp"
 #include "core/results.hpp"
 
@@ -45,10 +46,16 @@ struct RankFacts {
   std::vector<double> pids;            ///< per process
   std::vector<std::string> devices;    ///< per data rank
   std::vector<std::string> hosts;      ///< per data rank: the process's host, or the backend's (Communicator::host)
+  std::vector<std::string> cpus;       ///< per process: its CPU affinity ("0-1"); empty when not recorded
+  std::vector<std::optional<RankTransport>> transports;  ///< per process (mpi backend); nullopt elsewhere
+  std::vector<std::string> warnings;   ///< transport_warnings over the processes
+  TransportSummary transport;          ///< transport_summary over the processes
 };
 
-/// Collective: every process's pid and its slots' devices, at rank 0.
-RankFacts gather_rank_facts(Bootstrap& boot, const Communicator& comm, int slots);
+/// Collective: every process's pid, its slots' devices and hosts, and with `record_cpus` its CPU
+/// affinity and `transport` (the mpi backend's), at rank 0, with the warnings drawn from them.
+RankFacts gather_rank_facts(Bootstrap& boot, const Communicator& comm, int slots, bool record_cpus,
+                            const std::optional<RankTransport>& transport);
 
 /// The run's end on rank 0: observed facts, the footer and the final document.
 void finish_document(ResultsSink& sink, Reporter& reporter, const Bootstrap& boot, const RankFacts& facts,

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "bench/mpi/ompi_probe.h"
 #include "core/error.hpp"
 
 namespace railkit::bench::mpi {
@@ -197,6 +198,38 @@ class MpiBootstrap final : public Bootstrap {
 };
 
 }  // namespace
+
+RankTransport probe_transport(int world_rank, const std::vector<std::string>& hosts, const LauncherGuess& guess) {
+  RankTransport t;
+  t.launcher = guess.launcher;
+  char text[256] = {};
+  const std::string running = library_version();  // "Open MPI v4.1.4"
+  if (railkit_ompi_probe_release(text, sizeof text) != 0) {
+    t.source = running.rfind("Open MPI", 0) == 0 ? "unknown: built without Open MPI's internal headers"
+                                                 : "unknown: not Open MPI (" + running + ")";
+    t.pmi = pmi_text(guess, {});
+    return t;
+  }
+  const std::string built = text;
+  if (running != "Open MPI v" + built) {
+    t.source = "unknown: built against Open MPI " + built + ", running " + running;
+    t.pmi = pmi_text(guess, {});
+    return t;
+  }
+  t.source = "Open MPI " + built + " internals";
+  if (railkit_ompi_pml(text, sizeof text) == 0) t.pml = text;
+  if (railkit_ompi_mtl(text, sizeof text) == 0) t.mtl = text;
+  t.pmi = pmi_text(guess, railkit_ompi_pmix(text, sizeof text) == 0 ? std::string(text) : std::string());
+  if (t.pml != "ob1") return t;
+  for (int peer : peers_to_probe(world_rank, hosts)) {
+    int local = 0;
+    if (railkit_ompi_peer_btls(MPI_COMM_WORLD, peer, text, sizeof text, &local) != 0) continue;
+    t.btl_peers[text].push_back(peer);
+    if (peer != world_rank && !local && hosts.at(static_cast<size_t>(peer)) == hosts.at(static_cast<size_t>(world_rank)))
+      t.seen_remote.push_back(peer);
+  }
+  return t;
+}
 
 std::unique_ptr<Bootstrap> make_bootstrap(const Session& session) {
   return std::make_unique<MpiBootstrap>(MPI_COMM_WORLD, session.thread_multiple());

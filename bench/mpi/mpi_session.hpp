@@ -7,6 +7,7 @@
 
 #include "bench/bootstrap.hpp"
 #include "bench/communicator.hpp"
+#include "bench/transport.hpp"
 
 namespace railkit::bench::mpi {
 
@@ -43,5 +44,13 @@ std::unique_ptr<Bootstrap> make_bootstrap(const Session& session);
 /// The MPI data-plane backend, host memory, on its own communicator: the ranks of
 /// MPI_COMM_WORLD that share `color` (one group of --split), ordered by world rank.
 std::unique_ptr<Communicator> make_communicator(int color);
+
+/// This rank's MPI transport: the selected PML (and MTL), for ob1 the BTLs that reach each peer of
+/// peers_to_probe (setting up their BML endpoints, as a first send would), and the PMI as Open MPI
+/// and `guess` (the environment at start) say. Read through Open MPI's internals when this
+/// railkit-bench was built against the release it runs on; otherwise "unknown" with the reason
+/// in `source` (MPI_T tells only the requested component lists, not the selection).
+/// `hosts`: host of every rank of MPI_COMM_WORLD.
+RankTransport probe_transport(int world_rank, const std::vector<std::string>& hosts, const LauncherGuess& guess);
 
 }  // namespace railkit::bench::mpi

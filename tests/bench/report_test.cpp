@@ -45,6 +45,7 @@ std::string render() {
   h.options.colls = {Coll::AllReduce, Coll::AllGather};
   h.ranks = {{0, 100, "node-a", "host"}, {1, 101, "node-a", "host"}, {2, 102, "node-a", "host"}, {3, 103, "node-a", "host"}};
   h.notes = {"all_gather: 1 size below 16 B skipped: less than one float element per rank"};
+  h.warnings = {"host node-a: ranks 0-3 reach each other over tcp, not shared memory"};
   t.run_start(h);
   t.coll_start(Coll::AllReduce, 0);
   t.row(Row{Coll::AllReduce, coll_sizes(Coll::AllReduce, 8, 4, 4), rec("all_reduce", "sum", 8, 2, false, 8.23, 0.00097, 0.00146, 0),

@@ -56,9 +56,10 @@ class Ctx:
         self.bench = os.path.join(bindir, "railkit-bench")
         self.tmp = tmp
 
-    def run(self, args, np=None, timeout=120):
-        """Runs railkit-bench (under mpirun when np is given); returns (rc, stdout, stderr, seconds)."""
-        cmd = ([] if np is None else ["mpirun", "-np", str(np)]) + [self.bench] + [str(a) for a in args]
+    def run(self, args, np=None, timeout=120, mpirun_args=()):
+        """Runs railkit-bench (under mpirun when np is given, with mpirun_args before the program);
+        returns (rc, stdout, stderr, seconds)."""
+        cmd = ([] if np is None else ["mpirun", "-np", str(np)] + list(mpirun_args)) + [self.bench] + [str(a) for a in args]
         t0 = time.monotonic()
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=mpi_env())
         return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
@@ -728,6 +729,86 @@ def bytes_not_utf8_are_stored_replaced(ctx):
     check(doc["run"]["label"] == "\ufffd\ufffd", "label %r" % doc["run"]["label"])
     check(doc["run"]["env"].get("NCCL_FOO") == "\ufffd", "env %r" % doc["run"]["env"].get("NCCL_FOO"))
     check_results(doc, 1)
+
+
+# --- what the transport really was (issue 17): observed.ranks[].cpus / .transport ----------
+
+CPU_LIST = re.compile(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$")
+
+
+def cpu_ids(text):
+    out = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def header_lines(stdout):
+    """The table header: the lines before the first collective's section."""
+    return stdout.split("# Collective:")[0].splitlines()
+
+
+def transport_run(ctx, name, np=2, mpirun_args=()):
+    out = ctx.path(name)
+    rc, so, se, _ = ctx.run(["--coll", "all_reduce", "-b", "8", "-e", "8", "-n", "5", "-w", "1", "-J", out], np=np,
+                            mpirun_args=mpirun_args)
+    check(rc == 0, "rc %d: %s" % (rc, se[-800:]))
+    doc = load(out)
+    validate_schema(doc)
+    ranks = doc["observed"]["ranks"]
+    check(len(ranks) == np, "ranks %d" % len(ranks))
+    for r in ranks:
+        check("transport" in r and "cpus" in r, "rank %d has no transport or cpus: %s" % (r["rank"], r))
+    if ranks[0]["transport"]["source"].startswith("unknown"):
+        raise Skip("this railkit-bench cannot read Open MPI's selection: %s" % ranks[0]["transport"]["source"])
+    return doc, so
+
+
+@case
+def transport_default_uses_shared_memory(ctx):
+    doc, so = transport_run(ctx, "tr.json")
+    summary = doc["observed"]["transport"]
+    check(summary is not None, "ranks disagree: %s" % doc["observed"].get("transport_note"))
+    check(summary["launcher"] == "mpirun", "launcher %s" % summary["launcher"])
+    check(summary["pmi"].startswith("pmix "), "pmi %s" % summary["pmi"])
+    check(summary["inter_node"] is None, "one node: no inter-node peers, got %s" % summary["inter_node"])
+    for r in doc["observed"]["ranks"]:
+        t = r["transport"]
+        check(t["pml"] == summary["pml"] and t["pml"] != "unknown", "pml %s" % t["pml"])
+        if t["pml"] == "ob1":  # Debian's Open MPI 4.1 on one node: ob1 over vader, self to itself
+            check(t["intra_node"] == "vader", "rank %d intra_node %s" % (r["rank"], t["intra_node"]))
+            check(t["btl_peers"].get("self") == str(r["rank"]), "self BTL %s" % t["btl_peers"])
+        check(t["seen_remote"] == "", "Open MPI holds ranks of this node for remote: %s" % t["seen_remote"])
+        check(CPU_LIST.match(r["cpus"]), "cpus %r" % r["cpus"])
+        check(max(cpu_ids(r["cpus"])) < (os.cpu_count() or 1), "cpus %s beyond this machine" % r["cpus"])
+    shm = [w for w in doc["observed"].get("warnings", []) if "not shared memory" in w]
+    check(not shm, "warned: %s" % shm)
+    check(not any("not shared memory" in l for l in so.splitlines()), "table warns of shared memory")
+
+
+@case
+def transport_tcp_within_the_node_is_warned(ctx):
+    doc, so = transport_run(ctx, "tcp.json", mpirun_args=["-x", "OMPI_MCA_btl=self,tcp"])
+    host = doc["observed"]["ranks"][0]["host"]
+    check(doc["observed"]["transport"] is not None, doc["observed"].get("transport_note"))
+    check(doc["observed"]["transport"]["intra_node"] == "tcp", "summary %s" % doc["observed"]["transport"])
+    for r in doc["observed"]["ranks"]:
+        check(r["transport"]["intra_node"] == "tcp", "rank %d intra_node %s" % (r["rank"], r["transport"]["intra_node"]))
+    want = "host %s: ranks 0-1 reach each other over tcp, not shared memory" % host
+    check(want in doc["observed"]["warnings"], "%r not in %s" % (want, doc["observed"]["warnings"]))
+    check("# warning: " + want in header_lines(so), "no header line %r in:\n%s" % (want, so[:1500]))
+
+
+@case
+def transport_unbound_ranks_share_cores(ctx):
+    doc, so = transport_run(ctx, "unbound.json", mpirun_args=["--bind-to", "none"])
+    cpus = [r["cpus"] for r in doc["observed"]["ranks"]]
+    check(cpus[0] == cpus[1] and cpus[0], "unbound ranks with different CPUs: %s" % cpus)
+    lines = [l for l in header_lines(so) if l.startswith("# warning: ") and "ranks 0-1" in l
+             and ("share cores" in l or "take turns on one core" in l)]
+    check(len(lines) == 1, "want one affinity warning in the header:\n%s" % so[:1500])
+    check(any(lines[0][len("# warning: "):] == w for w in doc["observed"]["warnings"]), "warning not in the document")
 
 
 def main():
