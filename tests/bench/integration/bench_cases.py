@@ -811,6 +811,40 @@ def transport_unbound_ranks_share_cores(ctx):
     check(any(lines[0][len("# warning: "):] == w for w in doc["observed"]["warnings"]), "warning not in the document")
 
 
+@case
+def srun_transport_records_the_launcher(ctx):
+    """Under srun --mpi=pmix (the private Slurm of the ctest fixture `slurm`): launcher srun, the
+    PMI with SLURM_MPI_TYPE, shared memory within the node, and an affinity warning exactly when
+    the ranks were left unbound (a Slurm with TaskPlugin=task/none cannot bind)."""
+    import slurm
+    env = slurm.client_env()
+    if env is None:
+        raise Skip("no private Slurm is up (RAILKIT_TEST_SLURM=%s)" % os.environ.get("RAILKIT_TEST_SLURM", ""))
+    out = ctx.path("srun.json")
+    cmd = ["srun", "--mpi=pmix", "-n", "2", ctx.bench, "--coll", "all_reduce", "-b", "8", "-e", "8", "-n", "5",
+           "-w", "1", "-J", out]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    if p.returncode != 0 and "mpi/pmix" in p.stderr and ("not found" in p.stderr or "Couldn't find" in p.stderr):
+        raise Skip("this Slurm has no pmix plugin: %s" % p.stderr.strip()[-300:])
+    check(p.returncode == 0, "rc %d: %s" % (p.returncode, p.stderr[-800:]))
+    doc = load(out)
+    validate_schema(doc)
+    ranks = doc["observed"]["ranks"]
+    check(len(ranks) == 2, "ranks %d" % len(ranks))
+    for r in ranks:
+        t = r["transport"]
+        check(t["launcher"] == "srun", "launcher %s" % t["launcher"])
+        check(CPU_LIST.match(r["cpus"]), "cpus %r" % r["cpus"])
+        if t["source"].startswith("unknown"):
+            continue
+        check(t["pmi"].startswith("pmix ") and t["pmi"].endswith("(SLURM_MPI_TYPE=pmix)"), "pmi %s" % t["pmi"])
+        if t["pml"] == "ob1":
+            check(t["intra_node"] == "vader", "rank %d intra_node %s" % (r["rank"], t["intra_node"]))
+    unbound = ranks[0]["cpus"] == ranks[1]["cpus"] and len(cpu_ids(ranks[0]["cpus"])) > 1
+    warned = [w for w in doc["observed"].get("warnings", []) if "not bound to separate cores" in w]
+    check(bool(warned) == unbound, "cpus %s, affinity warnings %s" % ([r["cpus"] for r in ranks], warned))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin")
