@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/profile.hpp"
+#include "core/quote.hpp"
 
 namespace railkit::profiles {
 
@@ -47,14 +48,11 @@ struct Rendered {
   std::string empty;
 };
 
-/// `value` in POSIX single quotes: every ' becomes '\'' ; nothing inside is interpreted.
-std::string posix_quote(std::string_view value);
+/// posix_quote and yaml_quote (core/quote.hpp), as the exports use them.
+using railkit::posix_quote;
+using railkit::yaml_quote;
 /// `value` in fish single quotes: \ becomes \\ and ' becomes \'.
 std::string fish_quote(std::string_view value);
-/// `value` as a YAML double-quoted scalar: \ " and every control or non-ASCII character escaped
-/// (\n, \t, \xNN, \uNNNN, \UNNNNNNNN), so the result is one printable-ASCII line. Throws
-/// UsageError naming `where` when `value` is not valid UTF-8 (YAML cannot carry it).
-std::string yaml_quote(std::string_view value, std::string_view where);
 /// `s` for one line of human-readable output or a comment: as is when printable ASCII, else
 /// JSON-quoted with escapes (never contains a line break).
 std::string display(std::string_view s);
