@@ -60,6 +60,10 @@ constexpr Subcommand kSubcommands[] = {
      railkit::app::setup_accept},
     {"dcqcn", "show, apply (validated, originals saved, rolled back on failure) or restore DCQCN attributes",
      railkit::app::setup_dcqcn},
+    {"job",
+     "write a Slurm batch script (sbatch) or a Kubeflow MPIJob manifest that runs railkit-bench (arguments after --) "
+     "or railkit accept on N nodes",
+     railkit::app::setup_job},
     {"nccl-log",
      "summarise NCCL debug logs (NCCL_DEBUG=INFO): network, NICs, PXN relays, GDR, graph patterns, tuner plugin; "
      "--env checks contradictions",

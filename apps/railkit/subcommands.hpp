@@ -13,6 +13,9 @@ std::function<int()> setup_accept(CLI::App& app);
 /// `railkit dcqcn show|apply|restore`: DCQCN attributes of the node's netdevs (apps/railkit/cmd_dcqcn.cpp).
 std::function<int()> setup_dcqcn(CLI::App& app);
 
+/// `railkit job`: a batch script or MPIJob manifest for a bench or accept run (apps/railkit/cmd_job.cpp).
+std::function<int()> setup_job(CLI::App& app);
+
 /// `railkit sweep`: runs a matrix of railkit-bench configurations (apps/railkit/cmd_sweep.cpp).
 std::function<int()> setup_sweep(CLI::App& app);
 
