@@ -67,6 +67,16 @@ std::vector<std::string> mpirun_prefix(const LauncherOptions& l) {
   return a;
 }
 
+/// srun's MPI plugin: --mpi=pmix unless the launcher arguments choose one (--mpi X, --mpi=X).
+/// Passed explicitly because a cluster's MpiDefault varies (often none, which leaves Open MPI's
+/// ranks as singletons).
+std::vector<std::string> srun_mpi(const LauncherOptions& l) {
+  const bool given = std::any_of(l.args.begin(), l.args.end(),
+                                 [](const std::string& a) { return a == "--mpi" || a.starts_with("--mpi="); });
+  if (given) return {};
+  return {std::string(kSrunDefaultMpi)};
+}
+
 }  // namespace
 
 std::vector<std::string> world_argv(const LauncherOptions& l, const std::map<std::string, std::string>& env,
@@ -87,6 +97,7 @@ std::vector<std::string> world_argv(const LauncherOptions& l, const std::map<std
       if (l.np > 0) argv.push_back("--ntasks=" + std::to_string(l.np));
       if (l.ppn > 0) argv.push_back("--ntasks-per-node=" + std::to_string(l.ppn));
       if (!l.hostfile.empty()) argv.push_back("--nodefile=" + l.hostfile);
+      for (auto& a : srun_mpi(l)) argv.push_back(std::move(a));
       argv.insert(argv.end(), l.args.begin(), l.args.end());
       std::string exp = "--export=ALL";
       for (const auto& [k, v] : env) exp += "," + (v.find(',') == std::string::npos ? k + "=" + v : k);
@@ -112,6 +123,7 @@ std::vector<std::string> per_node_argv(const LauncherOptions& l, const std::vect
     case LauncherKind::Srun:
       a = {"srun", "--ntasks-per-node=1"};
       if (!l.hostfile.empty()) a.insert(a.end(), {"--nodefile", l.hostfile});
+      for (auto& m : srun_mpi(l)) a.push_back(std::move(m));
       a.insert(a.end(), l.args.begin(), l.args.end());
       break;
   }
@@ -133,6 +145,7 @@ std::vector<std::string> one_host_argv(const LauncherOptions& l, const std::stri
     case LauncherKind::Srun:
       argv.insert(argv.end(), {"srun", "--ntasks=1", "--nodes=1"});
       if (!host.empty()) argv.push_back("--nodelist=" + host);
+      for (auto& a : srun_mpi(l)) argv.push_back(std::move(a));
       argv.insert(argv.end(), l.args.begin(), l.args.end());
       break;
     case LauncherKind::Local: break;

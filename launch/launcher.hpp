@@ -28,6 +28,10 @@ const LauncherInfo& info(LauncherKind k);
 LauncherKind parse_launcher(std::string_view name);
 std::string_view launcher_name(LauncherKind k) noexcept;
 
+/// The MPI plugin every srun command gets (`--mpi=pmix`) unless the launcher arguments carry
+/// `--mpi X` or `--mpi=X`: a cluster's MpiDefault varies, so railkit never relies on it.
+inline constexpr std::string_view kSrunDefaultMpi = "--mpi=pmix";
+
 /// How processes are started.
 struct LauncherOptions {
   LauncherKind kind = LauncherKind::Mpirun;
@@ -48,7 +52,8 @@ void check_available(const LauncherOptions& l, char* const* envp);
 /// Every rank of a job: `program` under the launcher with l.np ranks (l.ppn per node), `env`
 /// passed to every rank (mpirun: -x NAME=VALUE; srun: --export=ALL,NAME=VALUE, or NAME alone
 /// when the value holds a comma: the caller also sets the variables in the launcher's own
-/// environment, which --export=ALL passes on).
+/// environment, which --export=ALL passes on). Every srun command here (world, per-node,
+/// one-host) carries kSrunDefaultMpi unless l.args choose the plugin.
 std::vector<std::string> world_argv(const LauncherOptions& l, const std::map<std::string, std::string>& env,
                                     const std::vector<std::string>& program);
 

@@ -17,6 +17,7 @@
 #include "core/strings.hpp"
 #include "accept/accept.hpp"
 #include "launch/bench_run.hpp"
+#include "launch/preflight.hpp"
 
 extern char** environ;
 
@@ -100,6 +101,7 @@ int run(const AcceptCli& cli) {
     o.expected_backend = eb.backend;
     o.expected_backend_how = eb.how;
   }
+  launch::preflight(o.launcher, environ);  // the launcher can start the job: before anything runs
   return accept::run_accept(o, environ, std::cout, std::cerr);
 }
 

@@ -17,6 +17,7 @@
 #include "core/launch.hpp"
 #include "core/strings.hpp"
 #include "launch/bench_run.hpp"
+#include "launch/preflight.hpp"
 #include "topology/analyze.hpp"
 #include "topology/probe.hpp"
 #include "sweep/compare.hpp"
@@ -114,6 +115,7 @@ int run(const SweepCli& cli) {
   plot.plot_script = cli.plot_script;
   std::optional<sweep::PlotTool> tool;
   if (!cli.plot.empty()) tool = sweep::prepare_plot(plot);
+  launch::preflight(o.launcher, environ);  // the launcher can start the job: before anything runs
   if (o.topology.is_object() && o.topology.contains("note"))
     std::cerr << "railkit sweep: note: " << o.topology["note"].get<std::string>() << "\n";
 

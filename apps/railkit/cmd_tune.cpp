@@ -19,6 +19,7 @@
 #include "core/strings.hpp"
 #include "core/tunables.hpp"
 #include "core/units.hpp"
+#include "launch/preflight.hpp"
 #include "profiles/ompi_rules.hpp"
 #include "tuner/strategy.hpp"
 #include "tuner/tune.hpp"
@@ -229,6 +230,7 @@ int run(const TuneCli& cli) {
     }
     o.profile_name = cli.name;
     o.allow_inert = cli.allow_inert;
+    launch::preflight(o.launcher, environ);  // the launcher can start the job: before anything runs
     res = tuner::run_tune(o, environ, std::cerr, tty, cli.quiet);
   }
   if (res.profile && res.emit_ompi_rules)

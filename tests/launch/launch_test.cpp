@@ -5,7 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "core/error.hpp"
+#include "core/atomic_file.hpp"
+#include "launch/preflight.hpp"
+#include "test_util.hpp"
 
 namespace railkit::launch {
 namespace {
@@ -58,6 +63,120 @@ TEST(Launch, Srun) {
                   "rb", "--label", "x", "-J", "r.json"}));
 }
 
+TEST(Launch, SrunPassesPmixUnlessTheLauncherArgumentsChooseThePlugin) {
+  LauncherOptions l;
+  l.kind = LauncherKind::Srun;
+  l.np = 2;
+  l.args = {"--partition", "p"};
+  EXPECT_EQ(world_argv(l, {{"A", "1"}}, {"rb"}),
+            (Args{"srun", "--ntasks=2", "--mpi=pmix", "--partition", "p", "--export=ALL,A=1", "rb"}));
+  EXPECT_EQ(per_node_argv(l, {"x"}), (Args{"srun", "--ntasks-per-node=1", "--mpi=pmix", "--partition", "p", "x"}));
+  EXPECT_EQ(one_host_argv(l, "", {"x"}), (Args{"srun", "--ntasks=1", "--nodes=1", "--mpi=pmix", "--partition", "p", "x"}));
+  l.args = {"--mpi", "pmi2"};  // the separate form
+  EXPECT_EQ(world_argv(l, {}, {"rb"}), (Args{"srun", "--ntasks=2", "--mpi", "pmi2", "--export=ALL", "rb"}));
+  l.args = {"--mpi=none"};
+  EXPECT_EQ(per_node_argv(l, {"x"}), (Args{"srun", "--ntasks-per-node=1", "--mpi=none", "x"}));
+  EXPECT_EQ(one_host_argv(l, "n1", {"x"}), (Args{"srun", "--ntasks=1", "--nodes=1", "--nodelist=n1", "--mpi=none", "x"}));
+  l.args = {"--mpix"};  // not the flag
+  EXPECT_EQ(world_argv(l, {}, {"rb"})[2], "--mpi=pmix");
+  LauncherOptions m = mpirun_opts();  // mpirun never gets it
+  for (const auto& a : world_argv(m, {}, {"rb"})) EXPECT_EQ(a.find("--mpi"), std::string::npos) << a;
+}
+
+TEST(Launch, SrunTrialJobIsTheRunsJobRunningTrue) {
+  LauncherOptions l;
+  l.kind = LauncherKind::Srun;
+  l.np = 4;
+  l.ppn = 2;
+  l.hostfile = "hosts";
+  l.args = {"--partition", "gpu"};
+  EXPECT_EQ(srun_trial_argv(l), (Args{"srun", "--job-name=railkit-preflight", "--ntasks=4", "--ntasks-per-node=2",
+                                      "--nodefile=hosts", "--mpi=pmix", "--partition", "gpu", "--export=ALL", "true"}));
+}
+
+/// A directory of fake Slurm clients (shell scripts) for the preflight.
+struct FakeSlurm {
+  test::TempDir dir{"railkit-preflight-test"};
+  std::string path_var;
+  std::vector<char*> env;
+  void program(const std::string& name, const std::string& body) {
+    const auto p = dir.write(name, "#!/bin/sh\n" + body + "\n");
+    std::filesystem::permissions(p, std::filesystem::perms::owner_all);
+  }
+  char* const* envp(const std::string& conf = "") {
+    path_var = "PATH=" + dir.path.string() + ":/usr/bin:/bin";
+    conf_var = "SLURM_CONF=" + conf;
+    env = {path_var.data()};
+    if (!conf.empty()) env.push_back(conf_var.data());
+    env.push_back(nullptr);
+    return env.data();
+  }
+  std::string conf_var;
+};
+
+std::string preflight_error(const LauncherOptions& l, char* const* envp, const PreflightOptions& o = {}) {
+  try {
+    preflight(l, envp, o);
+  } catch (const UnavailableError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Preflight, SrunChecksTheControllerThenATrialJob) {
+  LauncherOptions l;
+  l.kind = LauncherKind::Srun;
+  l.np = 2;
+  FakeSlurm f;
+  const std::string log = (f.dir.path / "srun.log").string();
+  f.program("srun", "echo \"$@\" >> " + log + "; exit 0");
+  f.program("scontrol", "echo \"Slurmctld(primary) at c1 is DOWN\"; echo '** RESTORE SLURMCTLD **'; exit 1");
+  std::string e = preflight_error(l, f.envp("/nonexistent/slurm.conf"));
+  EXPECT_EQ(e, "--launcher srun: no Slurm controller answers (SLURM_CONF=/nonexistent/slurm.conf): cannot read the "
+               "configuration file");
+  const std::string conf = f.dir.write("slurm.conf", "").string();
+  e = preflight_error(l, f.envp(conf));
+  EXPECT_EQ(e, "--launcher srun: no Slurm controller answers (SLURM_CONF=" + conf +
+                   "): scontrol ping: exit code 1: Slurmctld(primary) at c1 is DOWN");
+  EXPECT_FALSE(std::filesystem::exists(log)) << "a job was tried although no controller answers";
+  EXPECT_NE(preflight_error(l, f.envp()).find("(SLURM_CONF unset)"), std::string::npos);
+
+  f.program("scontrol", "echo \"Slurmctld(primary) at c1 is UP\"");
+  EXPECT_EQ(preflight_error(l, f.envp()), "");
+  EXPECT_EQ(read_file(log), "--job-name=railkit-preflight --ntasks=2 --mpi=pmix --export=ALL true\n");
+
+  f.program("srun", "echo \"srun: error: Unable to allocate resources: Invalid partition name specified\" >&2; exit 1");
+  l.args = {"--partition", "nosuch"};
+  e = preflight_error(l, f.envp(conf));
+  EXPECT_EQ(e, "--launcher srun: a job with the run's launcher options cannot start (srun --job-name=railkit-preflight "
+               "--ntasks=2 --mpi=pmix --partition nosuch --export=ALL true; SLURM_CONF=" +
+                   conf +
+                   "): exit code 1: srun: error: Unable to allocate resources: Invalid partition name specified");
+
+  f.program("srun", "echo \"srun: job 7 queued and waiting for resources\" >&2; exec sleep 30");
+  PreflightOptions quick;
+  quick.job_timeout_s = 0.5;
+  e = preflight_error(l, f.envp(), quick);
+  EXPECT_NE(e.find("cannot start"), std::string::npos) << e;
+  EXPECT_NE(e.find("it did not start and end within 0.5 s (srun: job 7 queued and waiting for resources)"),
+            std::string::npos)
+      << e;
+}
+
+TEST(Preflight, MissingLauncherAndOtherLaunchers) {
+  LauncherOptions l;
+  l.kind = LauncherKind::Srun;
+  char path_var[] = "PATH=/nonexistent-railkit-dir";
+  char* env[] = {path_var, nullptr};
+  EXPECT_NE(preflight_error(l, env).find("--launcher srun: srun is not on the PATH"), std::string::npos);
+  l.kind = LauncherKind::Mpirun;
+  EXPECT_NE(preflight_error(l, env).find("--launcher mpirun: mpirun is not on the PATH"), std::string::npos);
+  l.kind = LauncherKind::Local;
+  EXPECT_EQ(preflight_error(l, env), "");
+  l.np = 3;
+  EXPECT_THROW(preflight(l, env), UsageError);
+}
+
 TEST(Launch, Local) {
   LauncherOptions l;
   l.kind = LauncherKind::Local;
@@ -101,8 +220,8 @@ TEST(Launch, PerNodeAndOneHost) {
   EXPECT_EQ(one_host_argv(m, "", {"railkit", "topo"}), (Args{"mpirun", "--allow-run-as-root", "-np", "1", "railkit", "topo"}));
   LauncherOptions s;
   s.kind = LauncherKind::Srun;
-  EXPECT_EQ(per_node_argv(s, {"x"}), (Args{"srun", "--ntasks-per-node=1", "x"}));
-  EXPECT_EQ(one_host_argv(s, "n1", {"x"}), (Args{"srun", "--ntasks=1", "--nodes=1", "--nodelist=n1", "x"}));
+  EXPECT_EQ(per_node_argv(s, {"x"}), (Args{"srun", "--ntasks-per-node=1", "--mpi=pmix", "x"}));
+  EXPECT_EQ(one_host_argv(s, "n1", {"x"}), (Args{"srun", "--ntasks=1", "--nodes=1", "--nodelist=n1", "--mpi=pmix", "x"}));
   LauncherOptions l;
   l.kind = LauncherKind::Local;
   EXPECT_EQ(per_node_argv(l, {"x"}), (Args{"x"}));
