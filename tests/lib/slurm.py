@@ -7,8 +7,8 @@ daemons run as root, daemonised, with pid files; they are stopped by those pids 
 then SIGKILL), also when start-up fails half way.
 
     slurm.py up DIR      start it and wait until the node is idle; exit 0, 77 when the Slurm or
-                         munge binaries are missing (a skip for ctest), 1 with the logs when it
-                         does not come up
+                         munge binaries are missing or this is not root (a skip for ctest), 1 with
+                         the logs when it does not come up
     slurm.py down DIR    stop what `up DIR` started (nothing running is fine)
     slurm.py env DIR     print `export SLURM_CONF=...` for a shell
 
@@ -136,8 +136,11 @@ class PrivateSlurm:
 
     def start(self):
         """Starts munged, slurmctld and slurmd and waits until the node is idle. Raises Unavailable
-        when a binary is missing, StartFailed (with the logs) when it does not come up; whatever
-        was started is stopped before raising."""
+        when a binary is missing or this is not root, StartFailed (with the logs) when it does not
+        come up; whatever was started is stopped before raising."""
+        if os.geteuid() != 0:
+            raise Unavailable("the private Slurm runs munged, slurmctld and slurmd as root; this is uid %d"
+                              % os.geteuid())
         missing = missing_programs()
         if missing:
             raise Unavailable("Slurm/munge not installed here (missing: %s; scripts/setup.sh installs slurm-wlm "
