@@ -128,6 +128,13 @@ Run start(const AcceptOptions& o, const std::string& fraction_why) {
   return run;
 }
 
+/// The NICs of each node's root by name (sys/class/infiniband), for when the topo stage was skipped.
+std::vector<std::vector<RailNic>> named_nics(const std::vector<AcceptNode>& nodes) {
+  std::vector<std::vector<RailNic>> out;
+  for (const auto& names : sysfs_nics(nodes)) out.push_back(named_rail_nics(names));
+  return out;
+}
+
 /// A note for each bench stage that could not apply to this set of nodes (not one the suite skipped).
 void stage_notes(AcceptReport& r) {
   for (std::size_t i = 0; i < r.stages.size(); ++i) {
@@ -147,6 +154,7 @@ AcceptReport run_stages(const AcceptOptions& o, const std::string& fraction_why,
                         std::ostream& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   Run run = start(o, fraction_why);
+  run.report.emulated = o.emulated_rpn > 0;
   const AcceptSuite& suite = o.suite;
   const NodeTools tools{o.launcher, o.emulated_rpn > 0, o.railkit, o.out_dir, o.timeout_s, envp};
   const BenchStages stages{bench, suite, progress, o.profile ? o.profile->env : std::map<std::string, std::string>{}};
@@ -159,6 +167,11 @@ AcceptReport run_stages(const AcceptOptions& o, const std::string& fraction_why,
   run.stage<StageResult>(suite, "rdma", [&] {
     return rdma_stage(tools, o.nodes, suite.runs("topo") ? topo.nics : sysfs_nics(o.nodes), suite, progress);
   });
+  const RdmaPairStage rdma_pairs = run.stage<RdmaPairStage>(suite, "rdma-pair", [&] {
+    return rdma_pair_stage(tools, o.nodes, suite.runs("topo") ? topo.rail_nics : named_nics(o.nodes), suite, progress);
+  });
+  run.report.rdma_pairs = rdma_pairs.pairs;
+  run.report.rdma_isolation = rdma_pairs.isolation;
   run.stage<StageResult>(suite, "node", [&] { return node_stage(stages, n, rpn); });
   run.stage<StageResult>(suite, "rail", [&] { return rail_stage(stages, n, rpn); });
   const PairStage pairs =
@@ -235,6 +248,11 @@ void validate(const AcceptOptions& o) {
     if (std::none_of(o.nodes.begin(), o.nodes.end(), [&](const AcceptNode& n) { return n.name == name; }))
       throw UsageError("--suite: topo_roots names node '" + name + "', which is not one of the nodes under test");
   }
+  for (const auto& entry : o.suite.rdma_addresses) {
+    const std::string& name = entry.first;
+    if (std::none_of(o.nodes.begin(), o.nodes.end(), [&](const AcceptNode& n) { return n.name == name; }))
+      throw UsageError("--suite: rdma_addresses names node '" + name + "', which is not one of the nodes under test");
+  }
 }
 
 /// The suite as judged: emulated nodes with more ranks than CPUs use oversubscribed_peer_fraction
@@ -250,6 +268,15 @@ AcceptSuite judged_suite(const AcceptOptions& o, std::string& why, std::ostream&
     progress << fmt::format("railkit accept: note: {} ({:g} x the peers' median)\n", why, s.peer_fraction) << std::flush;
   }
   return s;
+}
+
+/// A script of the lists to act on: written atomically, then made executable (never run here).
+void write_script(const fs::path& path, const std::string& text) {
+  write_file_atomic(path, text);
+  std::error_code ec;
+  fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec, ec);
+  if (ec) throw IoError(path.string() + ": cannot make it executable: " + ec.message());
 }
 
 }  // namespace
@@ -270,6 +297,9 @@ int run_accept(const AcceptOptions& o, BenchRunner& bench, char* const* envp, st
   write_file_atomic(o.out_dir / "accept.json", json_dump(to_json(rep), 2) + "\n");
   write_file_atomic(o.out_dir / "accept.prom", render_prometheus(rep));
   write_file_atomic(o.out_dir / "good-hosts", render_good_hosts(rep));
+  write_file_atomic(o.out_dir / "bad-hosts", render_bad_hosts(rep));
+  write_script(o.out_dir / "drain-slurm.sh", render_drain_slurm(rep));
+  write_script(o.out_dir / "cordon-k8s.sh", render_cordon_k8s(rep));
   if (!o.junit.empty()) write_file_atomic(o.junit, render_junit(rep));
   switch (rep.verdict()) {
     case Verdict::Pass: return 0;

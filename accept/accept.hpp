@@ -1,6 +1,7 @@
 #pragma once
 // `railkit accept`: pre-flight acceptance of a set of nodes. Stages (each skippable in the suite
-// file): topo lint and homogeneity per node, RDMA loopback per NIC, per-node busbw (--split node),
+// file): topo lint and homogeneity per node, RDMA loopback per NIC, RDMA between the nodes of each
+// pair (same rail), per-node busbw (--split node),
 // per-rail busbw (--split rail), pairs by the circle method (--split nodes:...), the whole set, and
 // isolation (pair evidence or bisection) naming the guilty node(s) or link(s). Documented in
 // accept/README.md; reports: a table, accept.json (`railkit.accept/1`), JUnit XML,
@@ -18,6 +19,7 @@
 #include "accept/reports.hpp"
 #include "accept/rules.hpp"
 #include "accept/runner.hpp"
+#include "accept/rdma_pair.hpp"
 #include "accept/schedule.hpp"
 #include "accept/stages.hpp"
 #include "accept/suite.hpp"
@@ -63,9 +65,11 @@ std::vector<std::string> profile_inert_knobs(const ProfileDocument& p, const std
 inline constexpr int kExitNothingJudged = 11;
 
 /// What railkit accept writes in --out: replaced under --force, nothing else there is touched.
-inline constexpr const char* kAcceptOutputs[] = {"accept.json", "accept.prom", "good-hosts", "bench", "topo", "rdma"};
+inline constexpr const char* kAcceptOutputs[] = {"accept.json",    "accept.prom",   "good-hosts", "bad-hosts",
+                                                  "drain-slurm.sh", "cordon-k8s.sh", "bench",      "topo",
+                                                  "rdma",           "rdma-pair"};
 
-/// The stages in order (topo, rdma, node, rail, pair, all, isolate; those the suite skips are
+/// The stages in order (topo, rdma, rdma-pair, node, rail, pair, all, isolate; those the suite skips are
 /// recorded as skipped), each given what the earlier ones found, then explain_rails. railkit-bench
 /// runs through `bench`; `railkit topo` and `railkit rdma-loopback` through o.launcher with
 /// `envp`. `fraction_why` says where the suite's peer_fraction came from (accept.json's `rules`).

@@ -228,6 +228,8 @@ ojson to_json(const AcceptReport& r) {
   j["cluster"] = cluster;
   j["pairs"] = r.pairs;
   j["isolation"] = r.isolation;
+  j["rdma_pairs"] = r.rdma_pairs;
+  j["rdma_isolation"] = r.rdma_isolation;
   j["rules"] = r.rules;
   j["stages"] = r.stages;
   j["commands"] = commands_json(r.commands);
@@ -324,6 +326,114 @@ std::string render_good_hosts(const AcceptReport& r) {
   for (const auto& e : r.nodes)
     if (e.verdict() == Verdict::Pass) out += e.name + "\n";
   return out;
+}
+
+// ---------------------------------------------------------------------------- lists to act on
+
+std::string shell_word(std::string_view s) {
+  const auto plain = [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || std::string_view("_.:/=@%+,-").find(ch) != std::string_view::npos;
+  };
+  if (!s.empty() && std::all_of(s.begin(), s.end(), plain)) return std::string(s);
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+namespace {
+
+/// `s` with control characters (and, for list fields, tabs and commas) replaced by '_': one
+/// line, one field.
+std::string one_field(std::string_view s, bool list_field) {
+  std::string out(s);
+  for (char& ch : out) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f || (list_field && ch == ',')) ch = '_';
+  }
+  return out;
+}
+
+/// The failed nodes, each with its failed checks (report order).
+std::vector<std::pair<std::string, std::vector<std::string>>> failed_nodes(const AcceptReport& r) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& e : r.nodes) {
+    std::vector<std::string> checks;
+    for (const AcceptCheck& c : e.checks)
+      if (c.verdict == Verdict::Fail && std::find(checks.begin(), checks.end(), c.check) == checks.end())
+        checks.push_back(c.check);
+    if (!checks.empty()) out.emplace_back(e.name, std::move(checks));
+  }
+  return out;
+}
+
+std::string check_list(const std::vector<std::string>& checks) {
+  std::string out;
+  for (const std::string& c : checks) out += (out.empty() ? "" : ",") + one_field(c, true);
+  return out;
+}
+
+/// The head of drain-slurm.sh and cordon-k8s.sh; `what` says what the script does.
+std::string script_head(const AcceptReport& r, std::string_view what, std::size_t failed) {
+  std::string out = fmt::format(
+      "#!/usr/bin/env bash\n"
+      "# Written by railkit accept {} ({}): {} the nodes that failed acceptance ({} node{}; see bad-hosts and\n"
+      "# accept.json beside this file). railkit never runs it: review it, then run it yourself.\n"
+      "set -euo pipefail\n",
+      kVersion, utc_now_iso(), what, failed, failed == 1 ? "" : "s");
+  if (r.emulated)
+    out += fmt::format(
+        "# The nodes were emulated: ranks of one machine, not nodes a scheduler knows. Their names are not\n"
+        "# written here, and this script does nothing{}.\n",
+        failed > 0 ? fmt::format(" ({} emulated node{} failed: see bad-hosts)", failed, failed == 1 ? "" : "s") : "");
+  else if (failed == 0)
+    out += "# No node failed: nothing to do.\n";
+  return out;
+}
+
+/// The per-node lines of a script: `lines(node word, reason)` for each failed node whose name can
+/// be a host name; a name starting with '-' would read as an option, and is left as a comment.
+template <class Lines>
+std::string script_body(const AcceptReport& r, Lines&& lines) {
+  if (r.emulated) return "";
+  std::string out;
+  for (const auto& [node, checks] : failed_nodes(r)) {
+    out += fmt::format("# {}: {}\n", one_field(node, false), one_field(check_list(checks), false));
+    if (node.starts_with("-")) {
+      out += "# (not acted on: a node name starting with '-' would read as an option)\n";
+      continue;
+    }
+    out += lines(shell_word(node), "railkit: " + check_list(checks));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_bad_hosts(const AcceptReport& r) {
+  const auto failed = failed_nodes(r);
+  std::string out;
+  if (r.emulated && !failed.empty())
+    out += "# emulated nodes (ranks of one machine named <hostname>:<i>): not hosts a scheduler knows\n";
+  for (const auto& [node, checks] : failed)
+    out += fmt::format("{}\t{}{}\n", one_field(node, true), check_list(checks), r.emulated ? "\temulated" : "");
+  return out;
+}
+
+std::string render_drain_slurm(const AcceptReport& r) {
+  const auto failed = failed_nodes(r);
+  return script_head(r, "drains in Slurm", failed.size()) +
+         script_body(r, [](const std::string& node, const std::string& reason) {
+           return fmt::format("scontrol update NodeName={} State=DRAIN Reason={}\n", node, shell_word(reason));
+         });
+}
+
+std::string render_cordon_k8s(const AcceptReport& r) {
+  const auto failed = failed_nodes(r);
+  return script_head(r, "cordons and taints in Kubernetes", failed.size()) +
+         script_body(r, [](const std::string& node, const std::string&) {
+           return fmt::format("kubectl cordon {0}\nkubectl taint nodes {0} railkit.io/accept=failed:NoSchedule --overwrite\n",
+                              node);
+         });
 }
 
 }  // namespace railkit::accept

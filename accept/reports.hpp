@@ -64,6 +64,11 @@ struct AcceptReport {
   nlohmann::ordered_json rules = nlohmann::ordered_json::object();  ///< peer fraction, statistic, profile and why
   std::vector<std::string> notes;  ///< what a reader must know to read the verdicts (scale, stages that could not apply)
   double finished_unix_s = 0;      ///< when the run finished (Unix time, s); 0 = not recorded
+  /// The nodes were emulated (ranks of one machine named `<hostname>:<i>`): the drain and cordon
+  /// scripts name none of them.
+  bool emulated = false;
+  nlohmann::ordered_json rdma_pairs = nlohmann::ordered_json::array();  ///< the rdma-pair stage's runs
+  nlohmann::ordered_json rdma_isolation = nlohmann::ordered_json::object();  ///< what it concluded
   /// overall_verdict of every check of every node and cluster entity.
   Verdict verdict() const;
   /// verdict() == Pass.
@@ -100,5 +105,23 @@ std::string render_prometheus(const AcceptReport& r);
 /// good-hosts: one line per node that passed (its hostfile line: the host, or the emulated name);
 /// a node whose measurements no rule judged (reported) is not listed.
 std::string render_good_hosts(const AcceptReport& r);
+
+/// bad-hosts: one line per node that failed, `node<TAB>check,check` (its failed checks in report
+/// order); emulated runs start with a comment line and end each line with `<TAB>emulated`. Tabs,
+/// commas and control characters inside a name become '_'. Empty (no line) when no node failed.
+std::string render_bad_hosts(const AcceptReport& r);
+
+/// drain-slurm.sh: a bash script (`set -euo pipefail`) with `scontrol update NodeName=<node>
+/// State=DRAIN Reason='railkit: <checks>'` per failed node, every word shell-quoted. railkit never
+/// runs it. Emulated runs: comments only (no node name), it does nothing.
+std::string render_drain_slurm(const AcceptReport& r);
+
+/// cordon-k8s.sh: as drain-slurm.sh, with `kubectl cordon <node>` and `kubectl taint nodes <node>
+/// railkit.io/accept=failed:NoSchedule --overwrite` per failed node.
+std::string render_cordon_k8s(const AcceptReport& r);
+
+/// `s` as one POSIX shell word: unchanged when it holds only characters no shell interprets
+/// (letters, digits, `_ . : / = @ % + , -`) and is not empty, else in single quotes (' as '\'').
+std::string shell_word(std::string_view s);
 
 }  // namespace railkit::accept

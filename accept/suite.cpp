@@ -81,7 +81,8 @@ struct SuiteReader {
       throw bad("schema", std::string("expected \"") + kAcceptSuiteSchema + "\"");
     static const std::set<std::string> known{"schema",     "skip",       "peer_fraction", "oversubscribed_peer_fraction",
                                              "statistic",  "thresholds", "topo_roots",    "colls",
-                                             "rdma_fraction", "rdma_duration_s", "ib_write_bw"};
+                                             "rdma_fraction", "rdma_duration_s", "ib_write_bw",
+                                             "rdma_addresses"};
     for (const auto& [k, v] : j.items())
       if (!known.count(k)) throw bad(k, "unknown field");
   }
@@ -93,7 +94,7 @@ struct SuiteReader {
       if (!v.is_string()) throw bad("skip", "expected stage names");
       const std::string st = v.get<std::string>();
       if (std::find(std::begin(kAcceptStages), std::end(kAcceptStages), st) == std::end(kAcceptStages))
-        throw bad("skip", "unknown stage '" + st + "' (topo, rdma, node, rail, pair, all, isolate)");
+        throw bad("skip", "unknown stage '" + st + "' (topo, rdma, rdma-pair, node, rail, pair, all, isolate)");
       s.skip.insert(st);
     }
   }
@@ -187,6 +188,17 @@ struct SuiteReader {
       s.topo_roots[k] = v.get<std::string>();
     }
   }
+
+  void rdma_addresses(AcceptSuite& s) const {
+    if (!j.contains("rdma_addresses")) return;
+    if (!j["rdma_addresses"].is_object()) throw bad("rdma_addresses", "expected an object: node name -> address");
+    for (const auto& [k, v] : j["rdma_addresses"].items()) {
+      if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().starts_with("-") ||
+          v.get<std::string>().find_first_of(" \t\r\n") != std::string::npos)
+        throw bad("rdma_addresses." + k, "expected a host name or IP address");
+      s.rdma_addresses[k] = v.get<std::string>();
+    }
+  }
 };
 
 }  // namespace
@@ -202,6 +214,7 @@ AcceptSuite suite_from_json(const json& j, const std::string& source) {
     r.measurement(s);
     r.thresholds(s);
     r.topo_roots(s);
+    r.rdma_addresses(s);
     return s;
   });
 }

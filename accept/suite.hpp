@@ -16,7 +16,7 @@ namespace railkit::accept {
 inline constexpr const char* kAcceptSuiteSchema = "railkit.accept-suite/1";
 
 /// Stage names, in run order, as the suite's `skip` spells them.
-inline constexpr std::string_view kAcceptStages[] = {"topo", "rdma", "node", "rail", "pair", "all", "isolate"};
+inline constexpr std::string_view kAcceptStages[] = {"topo", "rdma", "rdma-pair", "node", "rail", "pair", "all", "isolate"};
 
 /// One node under test.
 struct AcceptNode {
@@ -64,6 +64,9 @@ struct AcceptSuite {
   int rdma_duration_s = 5;     ///< seconds of each ib_write_bw (`railkit rdma-loopback --duration-s`)
   /// ib_write_bw path on the nodes ("" = $RAILKIT_IB_WRITE_BW of accept's environment, else PATH).
   std::string ib_write_bw;
+  /// node name -> the address its rdma-pair server is reached at (perftest's TCP handshake); a
+  /// node not named: its host name.
+  std::map<std::string, std::string> rdma_addresses;
   std::vector<std::string> colls{"all_reduce", "all_gather"};
   bool runs(std::string_view stage) const { return skip.count(std::string(stage)) == 0; }
 };

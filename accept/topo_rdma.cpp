@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -19,10 +20,7 @@ namespace railkit::accept {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-/// The JSON document in `path`, or null when it is missing or not JSON.
-json read_json(const fs::path& path) {
+json read_json_or_null(const fs::path& path) {
   try {
     return parse_json(read_file(path));
   } catch (const json::exception&) {
@@ -32,17 +30,26 @@ json read_json(const fs::path& path) {
   }
 }
 
+LaunchSpec node_tool_spec(const NodeTools& t, const AcceptNode& n, const std::string& dir, const std::string& stem,
+                          const std::vector<std::string>& cmd) {
+  LaunchSpec spec;
+  spec.argv = launch::one_host_argv(t.launcher, t.emulated ? "" : n.host, cmd);
+  spec.stdout_path = t.out_dir / dir / (stem + ".json");
+  spec.stderr_path = t.out_dir / dir / (stem + ".stderr.txt");
+  return spec;
+}
+
+namespace {
+
+json read_json(const fs::path& path) { return read_json_or_null(path); }
+
 CommandRecord command(const std::string& stage, const LaunchSpec& spec, const LaunchResult& lr) {
   return CommandRecord{stage, spec.argv, lr.describe(), lr.elapsed_s};
 }
 
 /// A node-local tool on node `n`: argv through the launcher, stdout and stderr in out_dir/<dir>/.
 LaunchSpec tool_spec(const NodeTools& t, const AcceptNode& n, const std::string& dir, const std::vector<std::string>& cmd) {
-  LaunchSpec spec;
-  spec.argv = launch::one_host_argv(t.launcher, t.emulated ? "" : n.host, cmd);
-  spec.stdout_path = t.out_dir / dir / (slug(n.name) + ".json");
-  spec.stderr_path = t.out_dir / dir / (slug(n.name) + ".stderr.txt");
-  return spec;
+  return node_tool_spec(t, n, dir, slug(n.name), cmd);
 }
 
 }  // namespace
@@ -127,6 +134,44 @@ std::vector<std::string> nic_names(const json& doc) {
   return nics;
 }
 
+std::vector<RailNic> rail_nics(const json& doc) {
+  std::vector<RailNic> out;
+  if (!doc.is_object() || !doc.contains("nics") || !doc["nics"].is_array()) return out;
+  std::map<std::string, int> gpu_index;
+  if (doc.contains("gpus") && doc["gpus"].is_array())
+    for (const json& g : doc["gpus"])
+      if (g.is_object() && g.contains("name") && g["name"].is_string() && g.contains("index") && g["index"].is_number_integer())
+        gpu_index[g["name"].get<std::string>()] = g["index"].get<int>();
+  int other = 0;
+  for (const json& n : doc["nics"]) {
+    if (!n.is_object() || !n.contains("name") || !n["name"].is_string()) continue;
+    std::optional<int> lowest;
+    if (n.contains("gpus") && n["gpus"].is_array())
+      for (const json& g : n["gpus"])
+        if (g.is_string() && gpu_index.count(g.get<std::string>())) {
+          const int i = gpu_index.at(g.get<std::string>());
+          lowest = lowest ? std::min(*lowest, i) : i;
+        }
+    bool usable = false;
+    if (n.contains("ports") && n["ports"].is_array())
+      for (const json& p : n["ports"]) {
+        if (!p.is_object() || !p.contains("state") || p["state"] != "ACTIVE") continue;
+        usable = !(p.contains("link_layer") && p["link_layer"] == "Ethernet") ||
+                 (p.contains("recommended_gid_index") && p["recommended_gid_index"].is_number_integer());
+        break;  // the port used for traffic: the first ACTIVE one
+      }
+    out.push_back(RailNic{lowest ? fmt::format("GPU{}", *lowest) : fmt::format("NIC{}", other++),
+                          n["name"].get<std::string>(), usable});
+  }
+  return out;
+}
+
+std::vector<RailNic> named_rail_nics(const std::vector<std::string>& names) {
+  std::vector<RailNic> out;
+  for (const std::string& n : names) out.push_back(RailNic{n, n});
+  return out;
+}
+
 TopoStage topo_stage(const NodeTools& t, const std::vector<AcceptNode>& nodes) {
   fs::create_directories(t.out_dir / "topo");
   TopoStage out;
@@ -140,6 +185,7 @@ TopoStage topo_stage(const NodeTools& t, const std::vector<AcceptNode>& nodes) {
     out.commands.push_back(command("topo", spec, lr));
     const json doc = read_json(spec.stdout_path);
     out.nics.push_back(nic_names(doc));
+    out.rail_nics.push_back(rail_nics(doc));
     const bool have_doc = doc.is_object() && doc.contains("findings");
     out.node_checks.emplace_back(i, lint_check(n.topo_root, have_doc ? std::optional<json>(doc) : std::nullopt, lr,
                                                launch::telling_stderr_line(file_tail(spec.stderr_path, 20))));

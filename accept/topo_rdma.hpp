@@ -29,10 +29,36 @@ struct NodeTools {
   char* const* envp = nullptr;
 };
 
-/// What the topo stage found: checks, and each node's RDMA NIC names from its document.
-struct TopoStage : StageResult {
-  std::vector<std::vector<std::string>> nics;  ///< per node (empty: none, or no document)
+/// An RDMA NIC of a node and the rail it is matched by between nodes (the rdma-pair stage).
+struct RailNic {
+  std::string rail;  ///< "GPU<i>": the rail NIC of GPU i (the lowest it serves); "NIC<k>": the k-th serving no GPU; or the NIC's name
+  std::string nic;
+  /// It can carry a test: an ACTIVE port, with a RoCE v2 GID on Ethernet (else the loopback and
+  /// lint say why not).
+  bool usable = true;
 };
+
+/// What the topo stage found: checks, and each node's RDMA NICs from its document.
+struct TopoStage : StageResult {
+  std::vector<std::vector<std::string>> nics;    ///< per node (empty: none, or no document)
+  std::vector<std::vector<RailNic>> rail_nics;   ///< per node, in document order
+};
+
+/// The RDMA NICs of a topology document with their rails: a NIC serving GPUs (`nics[].gpus`) is
+/// on rail "GPU<i>", i the lowest index (`gpus[].index`) of those GPUs; the others are "NIC<k>",
+/// k counting them in document order; `usable` from its ports. None when the document has no such list.
+std::vector<RailNic> rail_nics(const nlohmann::json& doc);
+
+/// NICs known only by name (no topology document): each is its own rail, matched by name.
+std::vector<RailNic> named_rail_nics(const std::vector<std::string>& names);
+
+/// A node-local tool on node `n` through the launcher (one_host_argv; no host for emulated
+/// nodes): stdout in out_dir/<dir>/<stem>.json, stderr in out_dir/<dir>/<stem>.stderr.txt.
+LaunchSpec node_tool_spec(const NodeTools& t, const AcceptNode& n, const std::string& dir, const std::string& stem,
+                          const std::vector<std::string>& cmd);
+
+/// The JSON document in `path`, or null when it is missing or not JSON.
+nlohmann::json read_json_or_null(const std::filesystem::path& path);
 
 /// `railkit topo --root R --format json --lint` once per node: `topo.lint` per node, then
 /// `topo.homogeneity` per node whose document was read (when two or more were).

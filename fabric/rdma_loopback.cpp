@@ -21,6 +21,7 @@
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/env.hpp"
+#include "core/error.hpp"
 #include "core/version.hpp"
 
 namespace railkit::fabric {
@@ -149,47 +150,63 @@ std::optional<double> NicLoopback::ratio() const {
   return *measured_Gbps / *line_rate_Gbps;
 }
 
+NicLoopback plan_nic(const topo::Topology& t, std::size_t i, const LoopbackOptions& o, int tcp_port) {
+  const topo::Nic& nic = t.nics[i];
+  NicLoopback n;
+  n.name = nic.name;
+  n.numa = nic.numa;
+  n.tcp_port = tcp_port;
+  const topo::Port* p = nic.main_port();
+  if (p) {
+    n.port = p->num;
+    n.line_rate_Gbps = p->rate_Gbps;
+  }
+  if (o.cuda && !nic.gpus.empty())
+    if (const topo::Gpu* g = t.gpu(nic.gpus.front())) n.gpu = g->index;
+  if (!p || p->state != "ACTIVE") {
+    n.error = p ? fmt::format("port {} is {}, not ACTIVE", p->num, p->state.empty() ? "in an unknown state" : p->state)
+                : "no port";
+    return n;
+  }
+  if (p->is_roce()) {
+    if (!p->recommended_gid) {
+      n.error = fmt::format("port {}: no RoCE v2 GID (what NCCL would use); see `railkit topo --lint`", p->num);
+      return n;
+    }
+    n.gid_index = p->recommended_gid;
+  }
+  std::vector<std::string> argv;
+  if (!o.numactl.empty() && n.numa)
+    argv = {o.numactl, fmt::format("--cpunodebind={}", *n.numa), fmt::format("--membind={}", *n.numa)};
+  argv.insert(argv.end(), {o.ib_write_bw, "-d", nic.name, "-i", std::to_string(n.port), "-F", "--report_gbits", "-D",
+                           std::to_string(o.duration_s), "-s", std::to_string(o.size_bytes), "-p",
+                           std::to_string(tcp_port)});
+  if (n.gid_index) argv.insert(argv.end(), {"-x", std::to_string(*n.gid_index)});
+  if (n.gpu) argv.push_back(fmt::format("--use_cuda={}", *n.gpu));
+  n.server = argv;
+  n.client = argv;
+  n.client.push_back(o.server_address);
+  n.status = "planned";
+  return n;
+}
+
 std::vector<NicLoopback> plan_loopback(const topo::Topology& t, const LoopbackOptions& o) {
   std::vector<NicLoopback> out;
-  for (size_t i = 0; i < t.nics.size(); ++i) {
-    const topo::Nic& nic = t.nics[i];
-    NicLoopback n;
-    n.name = nic.name;
-    n.numa = nic.numa;
-    const topo::Port* p = nic.main_port();
-    if (p) {
-      n.port = p->num;
-      n.line_rate_Gbps = p->rate_Gbps;
+  for (size_t i = 0; i < t.nics.size(); ++i) out.push_back(plan_nic(t, i, o, o.base_port + static_cast<int>(i)));
+  return out;
+}
+
+std::vector<NicLoopback> plan_pair(const topo::Topology& t, const LoopbackOptions& o, const std::vector<std::string>& nics) {
+  std::vector<NicLoopback> out;
+  for (size_t k = 0; k < nics.size(); ++k) {
+    const auto it = std::find_if(t.nics.begin(), t.nics.end(), [&](const topo::Nic& n) { return n.name == nics[k]; });
+    if (it == t.nics.end()) {
+      std::string have;
+      for (const topo::Nic& n : t.nics) have += (have.empty() ? "" : ", ") + n.name;
+      throw UsageError(fmt::format("--nic {}: no such RDMA device under {} (it has: {})", nics[k],
+                                   (o.root / "sys/class/infiniband").string(), have.empty() ? "none" : have));
     }
-    if (o.cuda && !nic.gpus.empty())
-      if (const topo::Gpu* g = t.gpu(nic.gpus.front())) n.gpu = g->index;
-    if (!p || p->state != "ACTIVE") {
-      n.error = p ? fmt::format("port {} is {}, not ACTIVE", p->num, p->state.empty() ? "in an unknown state" : p->state)
-                  : "no port";
-      out.push_back(std::move(n));
-      continue;
-    }
-    if (p->is_roce()) {
-      if (!p->recommended_gid) {
-        n.error = fmt::format("port {}: no RoCE v2 GID (what NCCL would use); see `railkit topo --lint`", p->num);
-        out.push_back(std::move(n));
-        continue;
-      }
-      n.gid_index = p->recommended_gid;
-    }
-    std::vector<std::string> argv;
-    if (!o.numactl.empty() && n.numa)
-      argv = {o.numactl, fmt::format("--cpunodebind={}", *n.numa), fmt::format("--membind={}", *n.numa)};
-    argv.insert(argv.end(), {o.ib_write_bw, "-d", nic.name, "-i", std::to_string(n.port), "-F", "--report_gbits", "-D",
-                             std::to_string(o.duration_s), "-s", std::to_string(o.size_bytes), "-p",
-                             std::to_string(o.base_port + static_cast<int>(i))});
-    if (n.gid_index) argv.insert(argv.end(), {"-x", std::to_string(*n.gid_index)});
-    if (n.gpu) argv.push_back(fmt::format("--use_cuda={}", *n.gpu));
-    n.server = argv;
-    n.client = argv;
-    n.client.push_back(o.server_address);
-    n.status = "planned";
-    out.push_back(std::move(n));
+    out.push_back(plan_nic(t, static_cast<size_t>(it - t.nics.begin()), o, o.base_port + static_cast<int>(k)));
   }
   return out;
 }
@@ -279,13 +296,20 @@ std::vector<LaunchResult> run_concurrently(const std::vector<LaunchSpec>& specs,
 }
 
 int run_loopback(std::vector<NicLoopback>& nics, const LoopbackOptions& o, char* const* envp, const fs::path& log_dir) {
+  return run_perftest(nics, o, envp, log_dir, PerftestSides::Both);
+}
+
+int run_perftest(std::vector<NicLoopback>& nics, const LoopbackOptions& o, char* const* envp, const fs::path& log_dir,
+                 PerftestSides sides) {
+  const bool servers = sides != PerftestSides::Client, clients = sides != PerftestSides::Server;
   std::error_code ec;
   fs::create_directories(log_dir, ec);
   std::atomic<int> stop{0};
   std::vector<size_t> todo;
   for (size_t i = 0; i < nics.size(); ++i)
     if (nics[i].status == "planned") todo.push_back(i);
-  const double connect_window_s = o.connect_attempts * (o.retry_delay_s + 2.0);
+  const double connect_window_s =
+      o.server_wait_s > 0 ? o.server_wait_s : o.connect_attempts * (o.retry_delay_s + 2.0);
   struct State {
     std::atomic<bool> server_done{false};
     LaunchResult server, client;
@@ -310,19 +334,21 @@ int run_loopback(std::vector<NicLoopback>& nics, const LoopbackOptions& o, char*
       server.argv = n.server;
       server.stdout_path = s.server_out;
       server.stderr_path = s.server_err;
-      server.timeout_s = connect_window_s + o.duration_s + 30;
-      threads.emplace_back([&s, &stop, server, envp] {
-        s.server = run_process(server, envp);
-        s.server_done = true;
-        pass_on(s.server, stop);
-      });
+      server.timeout_s = connect_window_s + o.duration_s + (clients ? 30 : 10);
+      if (servers)
+        threads.emplace_back([&s, &stop, server, envp] {
+          s.server = run_process(server, envp);
+          s.server_done = true;
+          pass_on(s.server, stop);
+        });
+      if (!clients) continue;
       LaunchSpec client = base;
       client.argv = n.client;
       client.stdout_path = s.client_out;
       client.stderr_path = s.client_err;
       client.timeout_s = o.duration_s + 30;
-      const int port = o.base_port + static_cast<int>(i);
-      threads.emplace_back([&s, &stop, &o, client, envp, port] {
+      const int port = n.tcp_port;
+      threads.emplace_back([&s, &stop, &o, client, envp, port, servers] {
         const auto pause = [](double sec) { std::this_thread::sleep_for(std::chrono::duration<double>(sec)); };
         pause(o.retry_delay_s);  // the servers start listening first
         for (int attempt = 1; attempt <= o.connect_attempts && stop == 0; ++attempt) {
@@ -332,7 +358,7 @@ int run_loopback(std::vector<NicLoopback>& nics, const LoopbackOptions& o, char*
           if (!connect_failure(read_text(s.client_out) + read_text(s.client_err))) break;
           pause(o.retry_delay_s);
         }
-        if (!s.client.ok() && !s.server_done) poke(o.server_address, port);
+        if (servers && !s.client.ok() && !s.server_done) poke(o.server_address, port);
       });
     }
     for (auto& t : threads) t.join();
@@ -340,6 +366,14 @@ int run_loopback(std::vector<NicLoopback>& nics, const LoopbackOptions& o, char*
   for (size_t i : todo) {
     NicLoopback& n = nics[i];
     const State& s = st[i];
+    if (!clients) {  // the server of a pair: it ran when it exited 0 (the client measures)
+      n.status = s.server.ok() ? "ok" : "failed";
+      if (!s.server.ok()) {
+        const std::string line = error_line(read_text(s.server_out) + "\n" + read_text(s.server_err));
+        n.error = fmt::format("server: {}{}", s.server.describe(), line.empty() ? "" : ": " + line);
+      }
+      continue;
+    }
     std::string why;
     const auto r = parse_perftest_bw(read_text(s.client_out) + "\n" + read_text(s.client_err), &why);
     if (s.client.ok() && r) {
@@ -349,7 +383,7 @@ int run_loopback(std::vector<NicLoopback>& nics, const LoopbackOptions& o, char*
     }
     n.status = "failed";
     std::string server_why;
-    if (!s.server.ok()) {
+    if (servers && !s.server.ok()) {
       server_why = error_line(read_text(s.server_out) + "\n" + read_text(s.server_err));
       server_why = fmt::format("; server: {}{}", s.server.describe(), server_why.empty() ? "" : ": " + server_why);
     }
@@ -392,6 +426,23 @@ ojson loopback_json(const std::string& host, const std::vector<NicLoopback>& nic
     arr.push_back(x);
   }
   j["nics"] = arr;
+  return j;
+}
+
+ojson pair_json(const std::string& host, const std::vector<NicLoopback>& nics, const LoopbackOptions& o, bool server) {
+  std::vector<NicLoopback> sides = nics;
+  for (NicLoopback& n : sides) (server ? n.client : n.server).clear();  // `command` is this side's
+  for (NicLoopback& n : sides)
+    if (server) std::swap(n.client, n.server);
+  ojson j = loopback_json(host, sides, o);
+  j["schema"] = kRdmaPairSchema;
+  j["role"] = server ? "server" : "client";
+  j["peer"] = server ? ojson(nullptr) : ojson(o.server_address);
+  for (auto& x : j["nics"]) {
+    x.erase("server_command");
+    x["tcp_port"] = nullptr;
+  }
+  for (size_t i = 0; i < sides.size() && i < j["nics"].size(); ++i) j["nics"][i]["tcp_port"] = sides[i].tcp_port;
   return j;
 }
 

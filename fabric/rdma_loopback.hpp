@@ -45,6 +45,9 @@ struct LoopbackOptions {
   std::string server_address = "127.0.0.1";
   int connect_attempts = 6;         ///< client tries while the server is not listening yet
   double retry_delay_s = 0.5;
+  /// How long a server waits for its client before it is stopped (s); 0: connect_attempts x
+  /// (retry_delay_s + 2).
+  double server_wait_s = 0;
 };
 
 /// One NIC's loopback: its argv and, after the run, its figures.
@@ -59,8 +62,14 @@ struct NicLoopback {
   std::string status = "skipped";    ///< planned (before the run) | ok | failed | skipped
   std::string error;                 ///< why it failed or was skipped
   std::vector<std::string> server, client;  ///< argv (the client's ends with the server address)
+  int tcp_port = 18515;              ///< -p: perftest's TCP port for this NIC's handshake
   std::optional<double> ratio() const;
 };
+
+/// The plan of NIC `t.nics[i]`: skipped with the reason when its port is not ACTIVE or a RoCE
+/// port has no RoCE v2 GID; else "planned", with the server argv and the client argv (the
+/// server's plus o.server_address), TCP port `tcp_port`. See plan_loopback for the options used.
+NicLoopback plan_nic(const topo::Topology& t, std::size_t i, const LoopbackOptions& o, int tcp_port);
 
 /// The plan for every RDMA NIC of the topology, in NIC order: NICs without an ACTIVE port, and
 /// RoCE ports without a RoCE v2 GID, are skipped with the reason; the others get server and
@@ -68,11 +77,34 @@ struct NicLoopback {
 /// of the first GPU whose rail NIC it is, when o.cuda).
 std::vector<NicLoopback> plan_loopback(const topo::Topology& t, const LoopbackOptions& o);
 
+/// The node-pair test (`railkit rdma-pair`, the `rdma-pair` stage of `railkit accept`): this
+/// node's side of ib_write_bw between two nodes, for the NICs named in `nics` in that order, the
+/// k-th on TCP port o.base_port + k (the partner's k-th NIC uses the same port); the client's
+/// argv ends with o.server_address (the partner). Throws UsageError naming a NIC this node does
+/// not have (and the ones it has).
+std::vector<NicLoopback> plan_pair(const topo::Topology& t, const LoopbackOptions& o, const std::vector<std::string>& nics);
+
+inline constexpr const char* kRdmaPairSchema = "railkit.rdma-pair/1";
+
+/// The `railkit.rdma-pair/1` document: the fields of loopback_json plus `role` (server|client)
+/// and `peer` (the server's address; null on the server). `command` is the argv this side ran.
+nlohmann::ordered_json pair_json(const std::string& host, const std::vector<NicLoopback>& nics, const LoopbackOptions& o,
+                                 bool server);
+
 /// Runs the planned NICs all at once: servers first, then each client (retried while the
 /// server is not listening yet); fills measured_Gbps, status and error. Logs of each run land in
 /// `log_dir` when it is not empty. Returns the signal when interrupted (SIGINT, SIGTERM, SIGHUP), else 0.
 int run_loopback(std::vector<NicLoopback>& nics, const LoopbackOptions& o, char* const* envp,
                  const std::filesystem::path& log_dir);
+
+/// Which sides of the planned NICs run_perftest runs on this node.
+enum class PerftestSides { Both, Server, Client };
+
+/// run_loopback for one side: Both is run_loopback; Server runs only the servers (ok when the
+/// server exits 0, stopped after o.server_wait_s + duration + 10 s); Client only the clients
+/// (retried while nobody listens, up to o.connect_attempts), fills measured_Gbps.
+int run_perftest(std::vector<NicLoopback>& nics, const LoopbackOptions& o, char* const* envp,
+                 const std::filesystem::path& log_dir, PerftestSides sides);
 
 /// The `railkit.rdma-loopback/1` document.
 nlohmann::ordered_json loopback_json(const std::string& host, const std::vector<NicLoopback>& nics,

@@ -55,8 +55,8 @@ Action setup_topo(CLI::App& app) {
 
 constexpr Subcommand kSubcommands[] = {
     {"accept",
-     "acceptance of a set of nodes: topo lint, RDMA loopback per NIC, per-node, per-rail, pair (circle method) and whole-set busbw, isolation "
-     "of the guilty node; JUnit, Prometheus, good-hosts",
+     "acceptance of a set of nodes: topo lint, RDMA loopback per NIC and between the nodes of each pair, per-node, per-rail, pair (circle "
+     "method) and whole-set busbw, isolation of the guilty node or link; JUnit, Prometheus, good-hosts, bad-hosts, drain and cordon scripts",
      railkit::app::setup_accept},
     {"dcqcn", "show, apply (validated, originals saved, rolled back on failure) or restore DCQCN attributes",
      railkit::app::setup_dcqcn},
@@ -76,6 +76,10 @@ constexpr Subcommand kSubcommands[] = {
      "RDMA write bandwidth of every NIC of this node (perftest's ib_write_bw, server and client on the NIC, all NICs "
      "at once, NUMA-pinned, GPU memory) against its line rate",
      railkit::app::setup_rdma_loopback},
+    {"rdma-pair",
+     "one node's side of ib_write_bw between two nodes (server, or client measuring against the partner), NICs "
+     "given in rail order; what accept's rdma-pair stage runs on each node of a pair",
+     railkit::app::setup_rdma_pair},
     {"report", "compare results documents or sweep directories: busbw per size vs a baseline, winners; --plot",
      railkit::app::setup_report},
     {"sweep", "run railkit-bench once per configuration of a matrix (bench arguments after --) and compare them",

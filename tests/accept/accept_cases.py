@@ -23,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from casekit import Cases, Failure, Skip, check, railkit_main  # noqa: E402
+from netns import Netns, NetnsError, unavailable  # noqa: E402
 
 CASES = Cases()
 case = CASES.add
@@ -335,6 +336,10 @@ def out_refuses_a_non_empty_directory(ctx):
         f.write('{"earlier": true}')
     with open(os.path.join(out, "bench", "stale.json"), "w") as f:
         f.write("{}")
+    os.makedirs(os.path.join(out, "rdma-pair"))
+    for name in ("bad-hosts", "drain-slurm.sh", "cordon-k8s.sh", "rdma-pair/stale.json", "mine.txt"):
+        with open(os.path.join(out, name), "w") as f:
+            f.write("earlier run: gpu-node-09\n")
     suite = ctx.suite("out.json", WHOLE_SET_ONLY)
     rc, so, se = ctx.accept(out, "--suite", suite, timeout=60)
     check(rc == 6 and "--force" in se and len(se.strip().splitlines()) == 1, f"rc {rc}\n{se}")
@@ -343,6 +348,11 @@ def out_refuses_a_non_empty_directory(ctx):
     check(rc == 0, f"--force: rc {rc}\n{so}\n{se}")
     check(load(os.path.join(out, "accept.json")).get("schema") == "railkit.accept/1", "accept.json not replaced")
     check(not os.path.exists(os.path.join(out, "bench", "stale.json")), "an earlier run's document outlived --force")
+    check(not os.path.exists(os.path.join(out, "rdma-pair")), "an earlier run's rdma-pair/ outlived --force")
+    for name in ("bad-hosts", "drain-slurm.sh", "cordon-k8s.sh"):
+        with open(os.path.join(out, name)) as f:
+            check("gpu-node-09" not in f.read(), f"an earlier run's {name} outlived --force")
+    check(open(os.path.join(out, "mine.txt")).read().startswith("earlier run"), "--force removed a file not accept's")
 
 
 @case
@@ -411,94 +421,29 @@ def profile_of_another_scale_is_named(ctx):
           f"check {c}")
 
 
-class Netns:
-    """4 network namespaces joined by veth pairs through a bridge in a fifth one (the host's own
-    network is never touched); the link between namespaces 1 and 2 is slowed with tc (netem on
-    the traffic between their addresses only: an htb rate). Everything is removed on exit."""
-
-    def __init__(self, tag):
-        self.tag = tag
-        self.nodes = [f"rka{tag}n{i}" for i in range(4)]
-        self.bridge = f"rka{tag}br"
-        self.subnet = f"10.231.{tag % 250}"
-        self.made = []
-
-    def ip_of(self, i):
-        return f"{self.subnet}.{i + 1}"
-
-    @staticmethod
-    def sh(*argv):
-        p = subprocess.run(list(argv), capture_output=True, text=True, timeout=30)
-        if p.returncode != 0:
-            raise RuntimeError(f"{' '.join(argv)}: {p.stderr.strip()}")
-
-    def up(self, rate):
-        for ns in [self.bridge, *self.nodes]:
-            self.sh("ip", "netns", "add", ns)
-            self.made.append(ns)
-        self.sh("ip", "-n", self.bridge, "link", "add", "br0", "type", "bridge")
-        self.sh("ip", "-n", self.bridge, "link", "set", "br0", "up")
-        for i, ns in enumerate(self.nodes):
-            self.sh("ip", "-n", self.bridge, "link", "add", f"v{i}", "type", "veth", "peer", "name", "eth0", "netns", ns)
-            self.sh("ip", "-n", self.bridge, "link", "set", f"v{i}", "master", "br0", "up")
-            self.sh("ip", "-n", ns, "addr", "add", f"{self.ip_of(i)}/24", "dev", "eth0")
-            self.sh("ip", "-n", ns, "link", "set", "eth0", "up")
-            self.sh("ip", "-n", ns, "link", "set", "lo", "up")
-        # The slow link: 1 <-> 2 only (both directions): an htb class at `rate` for the traffic to
-        # the other one's address (u32 filter), everything else unshaped. (htb rather than netem:
-        # kernels without sch_netem/sch_prio have it.)
-        for a, b in ((1, 2), (2, 1)):
-            ns = self.nodes[a]
-            tc = ("tc", "-n", ns)
-            # default 0: unclassified traffic bypasses htb, unshaped
-            self.sh(*tc, "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "0")
-            self.sh(*tc, "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:20", "htb", "rate", rate)
-            self.sh(*tc, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match",
-                    "ip", "dst", f"{self.ip_of(b)}/32", "flowid", "1:20")
-
-    def down(self):
-        for ns in reversed(self.made):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
-        self.made = []
-
-
 @case
 def netns_pair_names_the_slow_link(ctx):
-    if os.geteuid() != 0:
-        raise Skip("network namespaces need root")
-    for tool in ("ip", "tc", "mpirun"):
-        if not shutil.which(tool):
-            raise Skip(f"no {tool} here")
+    why = unavailable()
+    if why or not shutil.which("mpirun"):
+        raise Skip(why or "no mpirun here")
     net = Netns(os.getpid() % 100000)
     old_term = signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # ctest's timeout still cleans up
     try:
         try:
-            net.up(rate="20mbit")
-        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            net.up()
+            net.shape_link(1, 2, "20mbit")
+        except (NetnsError, subprocess.TimeoutExpired) as e:
             raise Skip(f"cannot make the namespaces here: {e}")
         hostfile = ctx.path("hosts")
         with open(hostfile, "w") as f:
             f.write("".join(f"{net.ip_of(i)} slots=1\n" for i in range(4)))
-        # mpirun's rsh agent: run the daemon's command line in the namespace of the host it names.
         agent = ctx.path("netns-agent.sh")
-        with open(agent, "w") as f:
-            f.write("#!/bin/sh\nwhile [ \"${1#-}\" != \"$1\" ]; do shift; done\nhost=$1; shift\ncase $host in\n")
-            for i, ns in enumerate(net.nodes):
-                os.makedirs(ctx.path(f"tmp{i}"))
-                f.write(f"  {net.ip_of(i)}) ns={ns}; tmp={ctx.path(f'tmp{i}')} ;;\n")
-            # Each "node" its own TMPDIR: Open MPI's session directories are per host, and these share /tmp.
-            f.write("  *) echo \"unknown host $host\" >&2; exit 1 ;;\nesac\n"
-                    "exec ip netns exec $ns env TMPDIR=$tmp /bin/sh -c \"$*\"\n")
-        os.chmod(agent, 0o755)
-        env = dict(os.environ, OMPI_MCA_plm_rsh_agent=agent, OMPI_MCA_pml="ob1", OMPI_MCA_btl="tcp,self",
-                   OMPI_MCA_mpi_yield_when_idle="1", TMPDIR=ctx.path("tmp0"),
-                   # Several Open MPI daemons on one machine: no shared hwloc topology segment
-                   # (orted crashes writing it concurrently), no shared-memory PMIx store.
-                   OMPI_MCA_rtc="^hwloc", PMIX_MCA_gds="hash",
-                   OMPI_MCA_btl_tcp_if_include=f"{net.subnet}.0/24", OMPI_MCA_oob_tcp_if_include=f"{net.subnet}.0/24")
+        net.write_agent(agent, lambda i: ctx.path(f"tmp{i}"))
+        env = net.mpi_env(agent, ctx.path("tmp0"))
         # 4 ranks share this machine's CPUs: clean pairs spread about 2x, the shaped link is ~70x
         # slower; half the pairs' median separates them without false suspects.
-        suite = ctx.suite("netns.json", {"skip": ["topo", "rdma", "node", "rail", "all"], "peer_fraction": 0.5})
+        suite = ctx.suite("netns.json", {"skip": ["topo", "rdma", "rdma-pair", "node", "rail", "all"],
+                                         "peer_fraction": 0.5})
         out = ctx.path("netns")
         argv = ["ip", "netns", "exec", net.nodes[0], ctx.railkit, "accept", "--launcher", "mpirun", "--hostfile",
                 hostfile, "--ppn", "1", "--suite", suite, "--out", out, "--timeout-s", "60",

@@ -77,12 +77,14 @@ TEST(AcceptRun, StagesInOrderEachGivenWhatTheEarlierFound) {
   for (const auto& c : r.cluster[1].checks) EXPECT_EQ(c.verdict, Verdict::Explained);
   // Stages: status, reason and launches; every launch a command.
   const auto& st = r.stages;
-  ASSERT_EQ(st.size(), 7u);
+  ASSERT_EQ(st.size(), 8u);
   EXPECT_EQ(st[0].dump(), R"({"stage":"topo","status":"skipped","reason":"skipped by the suite"})");
-  EXPECT_EQ(st[2]["launches"], 2);
-  EXPECT_EQ(st[4]["launches"], 6);
-  EXPECT_EQ(st[6]["stage"], "isolate");
-  EXPECT_EQ(st[6]["status"], "ran");
+  EXPECT_EQ(st[2]["stage"], "rdma-pair");
+  EXPECT_EQ(st[2]["status"], "skipped");  // emulated nodes: no link between them
+  EXPECT_EQ(st[3]["launches"], 2);
+  EXPECT_EQ(st[5]["launches"], 6);
+  EXPECT_EQ(st[7]["stage"], "isolate");
+  EXPECT_EQ(st[7]["status"], "ran");
   EXPECT_EQ(r.commands.size(), 11u);
   EXPECT_EQ(r.commands[4].stage, "pair");
   // The estimate uses the launches before the pair stage: 4 launches of 0.5 s, 3 rounds.
@@ -119,8 +121,8 @@ TEST(AcceptRun, ACleanRunPassesWithNothingToIsolate) {
   EXPECT_TRUE(r.passed());
   EXPECT_EQ(bench.names(), (std::vector<std::string>{"node", "rail", "pair-round0", "pair-round1", "pair-round2", "all"}));
   EXPECT_EQ(r.isolation["method"], "none");
-  EXPECT_EQ(r.stages[6]["status"], "skipped");
-  EXPECT_EQ(r.stages[6]["reason"], "nothing to isolate");
+  EXPECT_EQ(r.stages[7]["status"], "skipped");
+  EXPECT_EQ(r.stages[7]["reason"], "nothing to isolate");
   for (const auto& n : r.nodes) EXPECT_TRUE(find_check(n, "pair.all_reduce")) << n.name;
 }
 
@@ -205,6 +207,11 @@ TEST(AcceptRun, OptionsAreCheckedBeforeAnythingRuns) {
   EXPECT_NE(railkit::test::usage_error_of([&] { run_accept(o, bench, nullptr, out, progress); })
                 .find("topo_roots names node 'other:0'"),
             std::string::npos);
+  o = options(dir.path);
+  o.suite.rdma_addresses["other:0"] = "10.0.0.9";
+  EXPECT_NE(railkit::test::usage_error_of([&] { run_accept(o, bench, nullptr, out, progress); })
+                .find("rdma_addresses names node 'other:0'"),
+            std::string::npos);
   EXPECT_TRUE(bench.calls.empty());
 }
 
@@ -240,7 +247,7 @@ TEST(AcceptHonesty, TwoNodesSayThePairStageCannotIsolate) {
   const auto names = bench.names();
   EXPECT_TRUE(std::none_of(names.begin(), names.end(), [](const std::string& n) { return n.starts_with("pair"); }))
       << "the only pair was measured against itself";
-  const auto& pair = r.stages[4];
+  const auto& pair = r.stages[5];
   EXPECT_EQ(pair["stage"], "pair");
   EXPECT_EQ(pair["status"], "skipped");
   EXPECT_NE(pair.value("reason", "").find("at least 3 nodes"), std::string::npos) << pair.dump();

@@ -2,11 +2,16 @@
 // by their names (pass, fail, skipped, explained).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
 #include "accept/reports.hpp"
+#include "test_util.hpp"
 
 using namespace railkit::accept;
 using railkit::Verdict;
@@ -218,5 +223,119 @@ TEST(AcceptReports, PrometheusLabelsAndTheRunTimestamp) {
     const std::string labels = close == std::string::npos ? "" : line.substr(0, close);
     EXPECT_EQ(labels.find(' '), std::string::npos) << line;
     EXPECT_EQ(std::count(line.begin(), line.end(), ' '), 1) << line;
+  }
+}
+
+// ---------------------------------------------------------------------------- lists to act on
+
+namespace {
+
+AcceptReport failing_report(bool emulated) {
+  AcceptReport r;
+  r.emulated = emulated;
+  const auto fail = [](const std::string& check) {
+    return AcceptCheck{check, "1", std::nullopt, ">= 2", "peers", Verdict::Fail, "slow"};
+  };
+  const auto pass = [](const std::string& check) {
+    return AcceptCheck{check, "5", std::nullopt, ">= 2", "peers", Verdict::Pass, ""};
+  };
+  r.nodes.push_back(AcceptEntity{emulated ? "vm:0" : "gpu-node-01", {pass("node.all_reduce")}});
+  r.nodes.push_back(AcceptEntity{emulated ? "vm:1" : "gpu-node-02",
+                                 {fail("topo.lint"), pass("node.all_reduce"), fail("rdma.pair.mlx5_0")}});
+  r.nodes.push_back(AcceptEntity{emulated ? "vm:2" : "it's $(touch pwned) `x` \"y\"\n; rm -rf ~",
+                                 {fail("pair.all_reduce"), fail("odd,check\twith 'quotes' $(z)")}});
+  return r;
+}
+
+/// Runs `cmd` with bash; its stdout, and its exit status in `rc`.
+std::string sh(const std::string& cmd, int& rc) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = ::pclose(p);
+  rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+}  // namespace
+
+TEST(AcceptLists, BadHostsOneLinePerFailedNodeWithItsChecks) {
+  const AcceptReport r = failing_report(false);
+  EXPECT_EQ(render_bad_hosts(r),
+            "gpu-node-02\ttopo.lint,rdma.pair.mlx5_0\n"
+            "it's $(touch pwned) `x` \"y\"_; rm -rf ~\tpair.all_reduce,odd_check_with 'quotes' $(z)\n");
+  const AcceptReport e = failing_report(true);
+  EXPECT_EQ(render_bad_hosts(e),
+            "# emulated nodes (ranks of one machine named <hostname>:<i>): not hosts a scheduler knows\n"
+            "vm:1\ttopo.lint,rdma.pair.mlx5_0\temulated\nvm:2\tpair.all_reduce,odd_check_with 'quotes' $(z)\temulated\n");
+  AcceptReport clean;
+  clean.nodes.push_back(AcceptEntity{"a", {AcceptCheck{"x", "1", std::nullopt, "", "peers", Verdict::Pass, ""}}});
+  EXPECT_EQ(render_bad_hosts(clean), "");
+}
+
+TEST(AcceptLists, ShellWordsQuoteWhatAShellWouldRead) {
+  EXPECT_EQ(shell_word("gpu-node-01.example.com"), "gpu-node-01.example.com");
+  EXPECT_EQ(shell_word("10.0.0.1"), "10.0.0.1");
+  EXPECT_EQ(shell_word(""), "''");
+  EXPECT_EQ(shell_word("a b"), "'a b'");
+  EXPECT_EQ(shell_word("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_word("$(x)"), "'$(x)'");
+}
+
+TEST(AcceptLists, DrainAndCordonScriptsAreValidBashAndQuoteEveryName) {
+  railkit::test::TempDir dir("railkit-lists");
+  const AcceptReport r = failing_report(false);
+  const std::string drain = render_drain_slurm(r), cordon = render_cordon_k8s(r);
+  EXPECT_EQ(drain.rfind("#!/usr/bin/env bash\n", 0), 0u);
+  EXPECT_NE(drain.find("\nset -euo pipefail\n"), std::string::npos);
+  EXPECT_NE(drain.find("\nscontrol update NodeName=gpu-node-02 State=DRAIN Reason='railkit: topo.lint,rdma.pair.mlx5_0'\n"),
+            std::string::npos)
+      << drain;
+  EXPECT_NE(cordon.find("\nkubectl cordon gpu-node-02\nkubectl taint nodes gpu-node-02 "
+                        "railkit.io/accept=failed:NoSchedule --overwrite\n"),
+            std::string::npos)
+      << cordon;
+  EXPECT_EQ(drain.find("gpu-node-01"), std::string::npos);  // it passed
+  // Run both with stand-ins for scontrol and kubectl that print their arguments: every name
+  // arrives as one argument, nothing in it is run.
+  const auto bin = dir.path / "bin";
+  std::filesystem::create_directories(bin);
+  for (const char* tool : {"scontrol", "kubectl"}) {
+    const auto p = dir.write(std::string("bin/") + tool, std::string("#!/bin/sh\nprintf '%s|' ") + tool +
+                                                           " \"$@\"\nprintf '\\n'\n");
+    std::filesystem::permissions(p, std::filesystem::perms::owner_all);
+  }
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"drain-slurm.sh", drain}, {"cordon-k8s.sh", cordon}}) {
+    const auto script = dir.write(name, text);
+    int rc = -1;
+    sh("bash -n " + script.string(), rc);
+    EXPECT_EQ(rc, 0) << name << ":\n" << text;
+    const std::string out = sh("cd " + dir.path.string() + " && PATH=" + bin.string() + ":/usr/bin:/bin bash " +
+                                   script.string(),
+                               rc);
+    EXPECT_EQ(rc, 0) << text;
+    EXPECT_FALSE(std::filesystem::exists(dir.path / "pwned")) << text;
+    const std::string weird = "it's $(touch pwned) `x` \"y\"\n; rm -rf ~";  // the name itself, one argument
+    if (name == "drain-slurm.sh")
+      EXPECT_EQ(out, "scontrol|update|NodeName=gpu-node-02|State=DRAIN|Reason=railkit: topo.lint,rdma.pair.mlx5_0|\n"
+                     "scontrol|update|NodeName=" + weird + "|State=DRAIN|Reason=railkit: pair.all_reduce,odd_check_with "
+                     "'quotes' $(z)|\n");
+    else
+      EXPECT_EQ(out, "kubectl|cordon|gpu-node-02|\nkubectl|taint|nodes|gpu-node-02|railkit.io/accept=failed:NoSchedule|"
+                     "--overwrite|\nkubectl|cordon|" + weird + "|\nkubectl|taint|nodes|" + weird +
+                     "|railkit.io/accept=failed:NoSchedule|--overwrite|\n");
+  }
+}
+
+TEST(AcceptLists, EmulatedNodesAreNeverWrittenIntoTheScripts) {
+  const AcceptReport r = failing_report(true);
+  for (const std::string& text : {render_drain_slurm(r), render_cordon_k8s(r)}) {
+    EXPECT_EQ(text.find("vm:"), std::string::npos) << text;
+    EXPECT_EQ(text.find("scontrol update"), std::string::npos) << text;
+    EXPECT_EQ(text.find("kubectl cordon"), std::string::npos) << text;
+    EXPECT_NE(text.find("# The nodes were emulated"), std::string::npos) << text;
+    EXPECT_NE(text.find("set -euo pipefail"), std::string::npos) << text;
   }
 }

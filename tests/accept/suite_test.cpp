@@ -73,6 +73,22 @@ TEST(AcceptSuite, RdmaKeys) {
   EXPECT_EQ(s.rdma_fraction, 0.8);
   EXPECT_EQ(s.rdma_duration_s, 3);
   EXPECT_EQ(s.ib_write_bw, "/opt/perftest/bin/ib_write_bw");
+  EXPECT_TRUE(s.rdma_addresses.empty());
+  const AcceptSuite a = parse(R"({"schema":"railkit.accept-suite/1","skip":["rdma-pair"],
+      "rdma_addresses":{"gpu-node-01":"10.0.0.1","gpu-node-02":"gpu-node-02.mgmt"}})");
+  EXPECT_EQ(a.rdma_addresses.at("gpu-node-01"), "10.0.0.1");
+  EXPECT_EQ(a.rdma_addresses.at("gpu-node-02"), "gpu-node-02.mgmt");
+  EXPECT_FALSE(a.runs("rdma-pair"));
+  for (const char* bad : {R"("rdma_addresses":["10.0.0.1"])", R"("rdma_addresses":{"n":""})",
+                          R"("rdma_addresses":{"n":"-x"})", R"("rdma_addresses":{"n":"a b"})",
+                          R"("rdma_addresses":{"n":1})"}) {
+    try {
+      parse((std::string(R"({"schema":"railkit.accept-suite/1",)") + bad + "}").c_str());
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const railkit::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("rdma_addresses"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(AcceptSuite, LoadNamesTheFile) {

@@ -1,11 +1,19 @@
 #!/usr/bin/python3
-"""A stand-in for perftest's ib_write_bw (tests of `railkit rdma-loopback` and accept's rdma stage).
+"""A stand-in for perftest's ib_write_bw (tests of `railkit rdma-loopback`, `railkit rdma-pair` and
+accept's rdma and rdma-pair stages).
 
-Server (no address): starts listening on 127.0.0.1:-p only after 0.8 s (so a client started
-early fails to connect, as the real one does), waits for one client, prints the header, exits 0.
-Client (address given): "Couldn't connect ..." and exit 1 when nobody listens; else holds the
-connection 1 s and prints perftest's result table (--report_gbits, with the MsgRate column), the
-average bandwidth chosen by -d: mlx5_3 120 Gb/s, mlx5_1 195, any other 390.
+Server (no address): starts listening on port -p of every address only after 0.8 s (so a client
+started early fails to connect, as the real one does), waits for one client, counts the bytes it
+sends until it closes its side, answers "<bytes> <seconds between first and last byte>", prints
+the header, exits 0.
+Client (address given): "Couldn't connect ..." and exit 1 when nobody listens; else prints
+perftest's result table (--report_gbits, with the MsgRate column) with an average bandwidth of
+- loopback (address 127.0.0.1): chosen by -d, mlx5_3 120 Gb/s, mlx5_1 195, any other 390, after
+  holding the connection 1 s;
+- any other address (a node pair): measured: real bytes sent over TCP for -D seconds (small socket
+  buffers, so the figure is what crossed the link), the server's count over its receive time;
+  each Mbit/s that crossed reads as 1 Gb/s, capped at 400, so an unshaped veth link reads at
+  the cap (at or above any fixture NIC's line rate) and one shaped to 10 Mbit/s reads about 10.
 Standard library only.
 """
 import socket
@@ -14,6 +22,29 @@ import time
 
 RATES = {"mlx5_3": 120.0, "mlx5_1": 195.0}
 SEP = "-" * 87
+BUF = 65536  # socket buffers of a pair: what the client counts as sent has crossed the link
+CAP_GBPS = 400.0
+
+
+def pair_Mbps(c, duration_s):
+    """Sends for duration_s, then returns the server's count in Mbit/s (0 when it gave none)."""
+    block, end = b"\0" * 65536, time.monotonic() + duration_s
+    c.settimeout(30)
+    while time.monotonic() < end:
+        c.sendall(block)
+    c.shutdown(socket.SHUT_WR)
+    reply = b""
+    while not reply.endswith(b"\n"):
+        chunk = c.recv(64)
+        if not chunk:
+            break
+        reply += chunk
+    c.close()
+    try:
+        got, secs = reply.split()
+        return int(got) * 8 / float(secs) / 1e6 if float(secs) > 0 else 0.0
+    except ValueError:
+        return 0.0
 
 
 def main(argv):
@@ -46,26 +77,42 @@ def main(argv):
         time.sleep(0.8)
         s = socket.socket()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("127.0.0.1", port))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, BUF)
+        s.bind(("0.0.0.0", port))
         s.listen(1)
-        s.settimeout(30)
+        s.settimeout(45)
         print("\n".join(head[:1] + [" Waiting for client to connect... *"] + head[1:]), flush=True)
         c, _ = s.accept()
-        while c.recv(64):
-            pass
+        c.settimeout(60)
+        got, first, last = 0, None, None
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            last = time.monotonic()
+            first = first or last
+            got += len(chunk)
+        try:
+            c.sendall(f"{got} {(last - first) if got else 0.0:.6f}\n".encode())
+        except OSError:
+            pass  # a loopback client does not wait for the count
         print(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]")
         print(SEP)
         return 0
     try:
         c = socket.create_connection((pos[0], port), timeout=5)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, BUF)
     except OSError:
         print(f"Couldn't connect to {pos[0]}:{port}", file=sys.stderr)
         print("Unable to open file descriptor for socket connection Unable to init the socket connection",
               file=sys.stderr)
         return 1
-    time.sleep(1.0)
-    c.close()
-    bw = RATES.get(dev, 390.0)
+    if pos[0] == "127.0.0.1":
+        time.sleep(1.0)
+        c.close()
+        bw = RATES.get(dev, 390.0)
+    else:
+        bw = min(CAP_GBPS, pair_Mbps(c, float(opts.get("-D", "1"))))
     size = int(opts.get("-s", "65536"))
     print("\n".join(head))
     print(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]")

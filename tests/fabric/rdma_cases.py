@@ -12,6 +12,8 @@ Exit 0 pass, 1 fail, 77 skipped.
 """
 import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from casekit import Cases, Skip, check, railkit_main  # noqa: E402
+from netns import Netns, NetnsError, unavailable  # noqa: E402
 
 CASES = Cases()
 case = CASES.add
@@ -145,6 +148,30 @@ def loopback_unavailable_and_usage(ctx):
 
 
 @case
+def pair_usage_and_unavailable(ctx):
+    root = ctx.fixture("pcie-2socket")
+
+    def pair(*args, env=None):
+        p = subprocess.run([ctx.railkit, "rdma-pair", *args], capture_output=True, text=True, timeout=60, env=env,
+                           stdin=subprocess.DEVNULL)
+        return p.returncode, p.stdout, p.stderr
+
+    base = ["--root", root, "--ib-write-bw", FAKE, "--nic", "mlx5_0"]
+    for args, want in ((["--role", "client", *base], "--peer"), (["--role", "server", "--peer", "10.0.0.1", *base], "--peer"),
+                       (["--role", "server", "--root", root, "--ib-write-bw", FAKE, "--nic", "mlx5_9"], "mlx5_9"),
+                       (["--role", "sideways", *base], "--role"), (["--role", "server", "--root", root], "--nic"),
+                       (["--role", "server", "--wait-s", "0", *base], "--wait-s")):
+        rc, so, se = pair(*args)
+        check(rc == 6 and want in se and len(se.strip().splitlines()) == 1, f"{args}: rc {rc}\n{se}")
+    env = {k: v for k, v in os.environ.items() if k != "RAILKIT_IB_WRITE_BW"}
+    env["PATH"] = ctx.path("empty-bin")
+    os.makedirs(env["PATH"], exist_ok=True)
+    rc, so, se = pair("--role", "server", "--root", root, "--nic", "mlx5_0", env=env)
+    check(rc == 5 and "install perftest" in se, f"rc {rc}\n{se}")
+    check(json.loads(so)["status"] == "unavailable" and json.loads(so)["role"] == "server", so)
+
+
+@case
 def accept_fails_the_slow_nic(ctx):
     dgx, pcie = ctx.fixture("dgx-h100"), ctx.fixture("pcie-2socket")
     # Node 1 is the DGX-like fixture (mlx5_3 at 120 of 400 Gb/s), the others two-NIC servers.
@@ -173,6 +200,21 @@ def accept_fails_the_slow_nic(ctx):
                 if tc.find("failure") is not None]
     check((NODES[1], "rdma.loopback.mlx5_3") in failures, f"junit failures {failures}")
     check(any(NODES[1] in l and "rdma.loopback.mlx5_3" in l and "fail" in l for l in so.splitlines()), so)
+    # Emulated nodes: bad-hosts lists the node, marked emulated; the scripts name no node and do nothing.
+    with open(os.path.join(out, "bad-hosts")) as f:
+        lines = [l.rstrip("\n") for l in f if not l.startswith("#")]
+    # node 1 is the DGX-like fixture among two-NIC ones: it differs from the majority too
+    check(lines == [f"{NODES[1]}\ttopo.homogeneity,rdma.loopback.mlx5_3\temulated"], f"bad-hosts {lines}")
+    bin_dir = ctx.path("bin")
+    os.makedirs(bin_dir)
+    for name in ("drain-slurm.sh", "cordon-k8s.sh"):
+        path = os.path.join(out, name)
+        with open(path) as f:
+            text = f.read()
+        check(HOST + ":" not in text and "emulated" in text and "set -euo pipefail" in text, f"{name}:\n{text}")
+        check(os.access(path, os.X_OK) and subprocess.run(["bash", "-n", path]).returncode == 0, f"bash -n {name}")
+        rc, said = run_script(path, bin_dir)
+        check(rc == 0 and said == "", f"{name} did something: rc {rc}: {said}")
 
 
 @case
@@ -192,6 +234,107 @@ def accept_skips_without_perftest(ctx):
     stage = [s for s in doc["stages"] if s["stage"] == "rdma"][0]
     check(stage["status"] == "skipped" and "perftest" in stage["reason"], f"{stage}")
     check(doc["rules"]["rdma_fraction"] == 0.5, f"rules {doc['rules']}")
+
+
+def run_script(path, bin_dir):
+    """Runs a drain/cordon script with stand-ins for scontrol and kubectl that print their
+    arguments (one call per line, arguments separated by |); returns (rc, output)."""
+    for tool in ("scontrol", "kubectl"):
+        stub = os.path.join(bin_dir, tool)
+        with open(stub, "w") as f:
+            f.write(f"#!/bin/sh\nprintf '%s|' {tool} \"$@\"\nprintf '\\n'\n")
+        os.chmod(stub, 0o755)
+    p = subprocess.run(["bash", path], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, PATH=bin_dir + ":/usr/bin:/bin"))
+    return p.returncode, p.stdout + p.stderr
+
+
+@case
+def netns_rdma_pair_names_the_slow_link_and_node(ctx):
+    """accept's rdma-pair stage over real links: 4 namespaces as 4 nodes (each the pcie-2socket
+    fixture: 2 NICs at 100 Gb/s, GPU rails), the link 1 <-> 2 and everything of node 3 shaped to
+    10 Mbit/s; the fake ib_write_bw moves real bytes between the namespaces."""
+    pcie = ctx.fixture("pcie-2socket")
+    why = unavailable()
+    if why or not shutil.which("mpirun"):
+        raise Skip(why or "no mpirun here")
+    net = Netns(os.getpid() % 100000, prefix="p")
+    old_term = signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # ctest's timeout still cleans up
+    try:
+        try:
+            net.up()
+            net.shape_link(1, 2, "10mbit")
+            net.shape_node(3, "10mbit")
+        except (NetnsError, subprocess.TimeoutExpired) as e:
+            raise Skip(f"cannot make the namespaces here: {e}")
+        ips = [net.ip_of(i) for i in range(4)]
+        hostfile = ctx.path("hosts")
+        with open(hostfile, "w") as f:
+            f.write("".join(f"{ip} slots=1\n" for ip in ips))
+        agent = ctx.path("netns-agent.sh")
+        net.write_agent(agent, lambda i: ctx.path(f"tmp{i}"))
+        env = net.mpi_env(agent, ctx.path("tmp0"))
+        env.pop("RAILKIT_IB_WRITE_BW", None)
+        suite = ctx.suite("pair.json", {"skip": ["rdma", "node", "rail", "pair", "all", "isolate"],
+                                        "rdma_duration_s": 1, "ib_write_bw": FAKE,
+                                        "topo_roots": {ip: pcie for ip in ips},
+                                        "rdma_addresses": {ips[0]: ips[0]}})
+        out = ctx.path("pair")
+        argv = ["ip", "netns", "exec", net.nodes[0], ctx.railkit, "accept", "--launcher", "mpirun", "--hostfile",
+                hostfile, "--ppn", "1", "--suite", suite, "--out", out, "--timeout-s", "60"]
+        if ctx.bench:
+            argv += ["--bench", ctx.bench]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=150, env=env, stdin=subprocess.DEVNULL)
+        check(p.returncode == 10, f"rc {p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}")
+        doc = load(os.path.join(out, "accept.json"))
+        stage = [s for s in doc["stages"] if s["stage"] == "rdma-pair"][0]
+        check(stage["status"] == "ran" and stage["launches"] == 12, f"stage {stage}")
+        pairs = doc["rdma_pairs"]
+        check(len(pairs) == 12 and {p["rail"] for p in pairs} == {"GPU0", "GPU2"}, f"pairs {pairs}")
+        slow = {tuple(sorted(p["nodes"])) for p in pairs if p["verdict"] != "pass"}
+        want_slow = {tuple(sorted((ips[1], ips[2])))} | {tuple(sorted((ips[i], ips[3]))) for i in range(3)}
+        check(slow == want_slow, f"slow pairs {slow}, want {want_slow}; {pairs}")
+        check(all(p["measured_Gbps"] >= 90 for p in pairs if p["verdict"] == "pass"), f"{pairs}")
+        iso = doc["rdma_isolation"]
+        links = sorted(l["link"] for l in iso["guilty_links"])
+        check(links == [f"{ips[1]}:mlx5_0 <-> {ips[2]}:mlx5_0", f"{ips[1]}:mlx5_1 <-> {ips[2]}:mlx5_1"],
+              f"guilty links {links}")
+        check(sorted((g["node"], g["nic"]) for g in iso["guilty_nodes"]) == [(ips[3], "mlx5_0"), (ips[3], "mlx5_1")],
+              f"guilty nodes {iso['guilty_nodes']}")
+        checks = {n["name"]: {c["check"]: c for c in n["checks"]} for n in doc["nodes"]}
+        for ip in ips:
+            for nic in ("mlx5_0", "mlx5_1"):
+                c = checks[ip][f"rdma.pair.{nic}"]
+                check(c["verdict"] == ("pass" if ip == ips[0] else "fail") and c["rule"].startswith("line rate"),
+                      f"{ip} {nic}: {c}")
+        check(f"guilty link {ips[1]}:mlx5_0 <-> {ips[2]}:mlx5_0" in checks[ips[1]]["rdma.pair.mlx5_0"]["evidence"],
+              f"{checks[ips[1]]['rdma.pair.mlx5_0']}")
+        check("all 3 partners" in checks[ips[3]]["rdma.pair.mlx5_0"]["evidence"], f"{checks[ips[3]]}")
+        cmds = [c["argv"] for c in doc["commands"] if c["stage"] == "rdma-pair"]
+        clients = [a for a in cmds if "client" in a]
+        check(len(clients) == 6 and all(a[a.index("--peer") + 1] in ips for a in clients), f"{clients}")
+        check(all(a[a.index("--host") + 1] in ips for a in cmds), f"every side on its node: {cmds}")
+        # The lists to act on name the failed nodes (real names here) and nothing else.
+        with open(os.path.join(out, "bad-hosts")) as f:
+            bad = dict(l.rstrip("\n").split("\t", 1) for l in f if l.strip())
+        check(sorted(bad) == sorted(ips[1:]) and bad[ips[3]] == "rdma.pair.mlx5_0,rdma.pair.mlx5_1", f"bad-hosts {bad}")
+        with open(os.path.join(out, "good-hosts")) as f:
+            check(f.read() == ips[0] + "\n", "good-hosts")
+        bin_dir = ctx.path("bin")
+        os.makedirs(bin_dir)
+        for name, want in (("drain-slurm.sh", [f"scontrol|update|NodeName={ip}|State=DRAIN|Reason=railkit: "
+                                                f"{bad[ip]}|" for ip in ips[1:]]),
+                           ("cordon-k8s.sh", [l for ip in ips[1:] for l in (
+                               f"kubectl|cordon|{ip}|",
+                               f"kubectl|taint|nodes|{ip}|railkit.io/accept=failed:NoSchedule|--overwrite|")])):
+            path = os.path.join(out, name)
+            check(os.access(path, os.X_OK), f"{name} is not executable")
+            check(subprocess.run(["bash", "-n", path]).returncode == 0, f"bash -n {name}")
+            rc, text = run_script(path, bin_dir)
+            check(rc == 0 and text.splitlines() == want, f"{name}: rc {rc}\n{text}")
+    finally:
+        net.down()
+        signal.signal(signal.SIGTERM, old_term)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/atomic_file.hpp"
+#include "core/error.hpp"
 #include "topology/analyze.hpp"
 #include "topology/probe.hpp"
 #include "fabric/rdma_loopback.hpp"
@@ -132,6 +133,44 @@ TEST(LoopbackPlan, PortDownIsSkippedWithTheReason) {
   EXPECT_EQ(down->status, "skipped");
   EXPECT_NE(down->error.find("not ACTIVE"), std::string::npos) << down->error;
   EXPECT_TRUE(down->server.empty());
+}
+
+TEST(PairPlan, NamedNicsInOrderWithTheirPortsGidAndCuda) {
+  topo::Topology t = topo::probe_node(topo::ProbeOptions{std::string(RAILKIT_TOPO_FIXTURES) + "/dgx-h100", std::nullopt, false});
+  topo::compute_paths(t);
+  topo::assign_rails(t);
+  LoopbackOptions o;
+  o.ib_write_bw = "/usr/bin/ib_write_bw";
+  o.server_address = "10.0.0.7";
+  o.base_port = 18600;
+  const auto plan = plan_pair(t, o, {"mlx5_3", "mlx5_0"});
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].name, "mlx5_3");  // the order given: the k-th talks to the partner's k-th
+  EXPECT_EQ(plan[0].tcp_port, 18600);
+  EXPECT_EQ(plan[1].tcp_port, 18601);
+  EXPECT_TRUE(has(plan[0].server, "--use_cuda=1"));  // GPU1's rail
+  EXPECT_TRUE(has(plan[1].server, "--use_cuda=0"));
+  EXPECT_TRUE(has(plan[0].server, "-x"));
+  EXPECT_EQ(plan[0].client.back(), "10.0.0.7");
+  EXPECT_TRUE(has(plan[0].client, "18600"));
+  const auto doc = pair_json("h", plan, o, false);
+  EXPECT_EQ(doc["schema"], "railkit.rdma-pair/1");
+  EXPECT_EQ(doc["role"], "client");
+  EXPECT_EQ(doc["peer"], "10.0.0.7");
+  EXPECT_EQ(doc["nics"][1]["tcp_port"], 18601);
+  EXPECT_EQ(doc["nics"][0]["command"].get<std::string>().substr(doc["nics"][0]["command"].get<std::string>().size() - 8),
+            "10.0.0.7");
+  EXPECT_FALSE(doc["nics"][0].contains("server_command"));
+  const auto srv = pair_json("h", plan, o, true);
+  EXPECT_EQ(srv["role"], "server");
+  EXPECT_TRUE(srv["peer"].is_null());
+  EXPECT_EQ(srv["nics"][0]["command"].get<std::string>().find("10.0.0.7"), std::string::npos);
+  try {
+    plan_pair(t, o, {"mlx5_99"});
+    FAIL() << "an unknown NIC was planned";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--nic mlx5_99: no such RDMA device"), std::string::npos) << e.what();
+  }
 }
 #endif
 

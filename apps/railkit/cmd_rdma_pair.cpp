@@ -1,0 +1,146 @@
+// `railkit rdma-pair`: one node's side of ib_write_bw between two nodes (fabric/rdma_loopback.hpp,
+// plan_pair); the `rdma-pair` stage of `railkit accept` runs the server on one node and the
+// client on the other. Documented in fabric/README.md.
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "apps/railkit/subcommands.hpp"
+#include "core/atomic_file.hpp"
+#include "core/env.hpp"
+#include "core/error.hpp"
+#include "core/json_text.hpp"
+#include "core/units.hpp"
+#include "fabric/rdma_loopback.hpp"
+#include "topology/analyze.hpp"
+#include "topology/probe.hpp"
+
+extern char** environ;
+
+namespace railkit::app {
+namespace {
+namespace fs = std::filesystem;
+
+/// Flags of `railkit rdma-pair`, as given.
+struct RdmaPairCli {
+  std::string role;
+  std::string peer;
+  std::vector<std::string> nics;
+  std::string root = "/";
+  std::string out;
+  int duration_s = 5;
+  std::string size = "1M";
+  std::string ib_write_bw;
+  std::string numactl;
+  bool no_cuda = false;
+  int base_port = 18515;
+  int wait_s = 30;
+};
+
+void emit(const RdmaPairCli& cli, const nlohmann::ordered_json& doc, const std::string& table) {
+  if (cli.out.empty()) {
+    std::cout << json_dump(doc, 2) << "\n";
+    return;
+  }
+  write_file_atomic(cli.out, json_dump(doc, 2) + "\n");
+  if (!table.empty()) std::cout << table << std::flush;
+}
+
+int run(const RdmaPairCli& cli) {
+  const bool server = cli.role == "server";
+  if (server && !cli.peer.empty())
+    throw UsageError("--peer " + cli.peer + ": the server listens; --peer is the client's (the server's address)");
+  if (!server && cli.peer.empty()) throw UsageError("--role client needs --peer (the address of the server's node)");
+  fabric::LoopbackOptions o;
+  o.root = cli.root;
+  o.duration_s = cli.duration_s;
+  o.size_bytes = parse_size_bytes(cli.size, "--size");
+  o.cuda = !cli.no_cuda;
+  o.base_port = cli.base_port;
+  o.server_address = server ? "" : cli.peer;
+  o.server_wait_s = cli.wait_s;
+  o.retry_delay_s = 0.5;
+  o.connect_attempts = std::max(1, static_cast<int>(cli.wait_s / o.retry_delay_s));
+  if (!cli.out.empty()) check_writable(cli.out, "--out");
+  if (!cli.numactl.empty()) {
+    o.numactl = fabric::find_program(cli.numactl, environ);
+    if (o.numactl.empty()) throw UsageError("--numactl " + cli.numactl + ": not an executable file");
+  } else {
+    o.numactl = fabric::find_program("numactl", environ);  // optional: without it nothing is pinned
+  }
+
+  topo::Topology t = topo::probe_node(topo::ProbeOptions{o.root, std::nullopt, false});
+  topo::compute_paths(t);
+  topo::assign_rails(t);  // which GPU each NIC serves
+  const auto unavailable = [&](const std::string& reason) {
+    nlohmann::ordered_json doc = fabric::pair_json(t.host, {}, o, server);
+    doc["status"] = "unavailable";
+    doc["reason"] = reason;
+    emit(cli, doc, "");
+    return UnavailableError(reason);
+  };
+  if (t.nics.empty())
+    throw unavailable(fmt::format("no RDMA device under {}", (o.root / "sys/class/infiniband").string()));
+  const std::string want = !cli.ib_write_bw.empty() ? cli.ib_write_bw : env_value(environ, "RAILKIT_IB_WRITE_BW");
+  o.ib_write_bw = fabric::find_program(want.empty() ? "ib_write_bw" : want, environ);
+  if (o.ib_write_bw.empty())
+    throw unavailable(want.empty() ? "ib_write_bw not found in PATH: install perftest (Debian package perftest)"
+                                   : fmt::format("ib_write_bw {}: not an executable file: install perftest (Debian "
+                                                 "package perftest) or fix the path", want));
+
+  std::vector<fabric::NicLoopback> nics = fabric::plan_pair(t, o, cli.nics);
+  const fs::path logs = cli.out.empty() ? fs::temp_directory_path() / fmt::format("railkit-rdma-pair-{}", ::getpid())
+                                        : fs::path(cli.out).replace_extension(".logs");
+  const int sig = fabric::run_perftest(nics, o, environ, logs,
+                                       server ? fabric::PerftestSides::Server : fabric::PerftestSides::Client);
+  if (cli.out.empty()) {
+    std::error_code ec;
+    fs::remove_all(logs, ec);
+  }
+  if (sig != 0) {
+    std::cerr << fmt::format("railkit rdma-pair: interrupted by signal {}\n", sig);
+    return 128 + sig;
+  }
+  nlohmann::ordered_json doc = fabric::pair_json(t.host, nics, o, server);
+  doc["status"] = "ran";
+  emit(cli, doc, fabric::render_loopback_table(nics));
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> setup_rdma_pair(CLI::App& app) {
+  auto cli = std::make_shared<RdmaPairCli>();
+  app.add_option("--role", cli->role, "server (listens) or client (connects to --peer and measures)")
+      ->required()
+      ->check(CLI::IsMember({"server", "client"}));
+  app.add_option("--peer", cli->peer, "client: the address of the server's node (perftest's TCP handshake)");
+  app.add_option("--nic", cli->nics, "RDMA device of this node, in order; the k-th talks to the partner's k-th "
+                                     "on TCP port --base-port + k (repeat)")
+      ->required();
+  app.add_option("--root", cli->root, "directory holding the node's sys/ (a capture or fixture)")->capture_default_str();
+  app.add_option("--out", cli->out, "write the JSON document here (railkit.rdma-pair/1) and print a table; default: JSON on stdout");
+  app.add_option("--duration-s", cli->duration_s, "seconds each ib_write_bw runs (-D)")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  app.add_option("--size", cli->size, "message size (-s): bytes, or with K/M/G")->capture_default_str();
+  app.add_option("--ib-write-bw", cli->ib_write_bw,
+                 "ib_write_bw to run (default: $RAILKIT_IB_WRITE_BW, else ib_write_bw from PATH)");
+  app.add_option("--numactl", cli->numactl, "numactl to pin with (default: numactl from PATH; none: no pinning)");
+  app.add_flag("--no-cuda", cli->no_cuda, "host memory even where the NIC serves a GPU (no --use_cuda)");
+  app.add_option("--base-port", cli->base_port, "TCP port of the first --nic (-p); the others count up")
+      ->check(CLI::Range(1024, 65000))
+      ->capture_default_str();
+  app.add_option("--wait-s", cli->wait_s, "server: how long it waits for its client; client: how long it retries "
+                                          "while nobody listens")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  return [cli] { return run(*cli); };
+}
+
+}  // namespace railkit::app
