@@ -3,8 +3,10 @@
 // interruption is the tuner's InterruptedError, reported by guarded_main.
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "core/units.hpp"
 #include "launch/preflight.hpp"
 #include "profiles/ompi_rules.hpp"
+#include "tuner/journal.hpp"
 #include "tuner/strategy.hpp"
 #include "tuner/tune.hpp"
 
@@ -167,6 +170,18 @@ void print_verdict(const tuner::TuneOutcome& res) {
   std::cout << "# profile: " << res.profile_path.string() << "\n" << std::flush;
 }
 
+/// The launcher of the session that `--resume DIR` continues; none when its journal cannot be
+/// read (resume_tune then says why, as the one error).
+std::optional<launch::LauncherOptions> session_launcher(const std::string& dir) {
+  const std::filesystem::path journal = std::filesystem::path(dir) / "journal.jsonl";
+  try {
+    if (!std::filesystem::exists(journal)) return std::nullopt;
+    return tuner::parse_journal(tuner::read_journal(journal), std::filesystem::absolute(dir)).session.options.launcher;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 int run(const TuneCli& cli) {
   if (cli.list_spaces) return list_spaces();
   if (cli.list_tunables) return list_tunables();
@@ -186,6 +201,7 @@ int run(const TuneCli& cli) {
       r.default_bench = sibling_program("", "railkit-bench", "--bench");
     } catch (const UsageError&) {  // none next to this railkit: only --bench can confirm the journal's
     }
+    if (const auto l = session_launcher(cli.resume)) launch::preflight(*l, environ);  // before anything runs
     res = tuner::resume_tune(cli.resume, environ, std::cerr, tty, cli.quiet, r);
   } else {
     if (cli.out.empty()) throw UsageError("--out DIR is required (or --resume DIR)");

@@ -150,6 +150,14 @@ def tune(ctx):
     check(names.count("railkit-bench") >= 2 + 2 * 2 and names.count("railkit-preflight") == 1,
           "Slurm jobs of the session: %s (expected the preflight and 2 trials + 2 pairs of railkit-bench)"
           % sorted(names))
+    # --resume checks the journal's launcher too: with no controller, one line, the journal untouched
+    with open(os.path.join(out, "journal.jsonl")) as f:
+        journal = f.read()
+    rc, so, se = ctx.run(dead_controller_env(ctx, env), "tune", "--resume", out, "--budget", "3")
+    check(rc == 5 and len(se.strip().splitlines()) == 1 and "no Slurm controller answers" in se,
+          "resume without a controller: rc %d\n%s" % (rc, se))
+    with open(os.path.join(out, "journal.jsonl")) as f:
+        check(f.read() == journal, "resume without a controller changed the journal")
 
 
 @case
@@ -197,6 +205,17 @@ def failing(ctx, env, argv_tail, expect, what):
         check(all(n == "railkit-preflight" for n in names), "jobs started: %s" % names)
 
 
+def dead_controller_env(ctx, env):
+    """`env` with SLURM_CONF naming a copy of the private Slurm's conf whose controller port nobody
+    listens on."""
+    conf = ctx.path("dead.conf")
+    with open(env["SLURM_CONF"]) as f:
+        text = f.read()
+    with open(conf, "w") as f:
+        f.write(re.sub(r"(?m)^SlurmctldPort=\d+$", "SlurmctldPort=%d" % slurm.free_port(), text))
+    return dict(env, SLURM_CONF=conf)
+
+
 COMMANDS = {
     "sweep": ["--np", "2", "--axis", "RAILKIT_TEST_AXIS=1"],
     "tune": ["--np", "2", "--space", "ompi-coll", "--budget", "2"],
@@ -215,15 +234,9 @@ def srun_missing(ctx):
 @case
 def no_controller(ctx):
     """SLURM_CONF names a controller port nobody listens on: exit 5, one line naming SLURM_CONF."""
-    env = ctx.slurm_env()
-    conf = ctx.path("dead.conf")
-    with open(env["SLURM_CONF"]) as f:
-        text = f.read()
-    port = slurm.free_port()
-    with open(conf, "w") as f:
-        f.write(re.sub(r"(?m)^SlurmctldPort=\d+$", "SlurmctldPort=%d" % port, text))
-    env = dict(env, SLURM_CONF=conf)
-    failing(ctx, env, COMMANDS, "--launcher srun: no Slurm controller answers (SLURM_CONF=%s)" % conf, "dead")
+    env = dead_controller_env(ctx, ctx.slurm_env())
+    failing(ctx, env, COMMANDS, "--launcher srun: no Slurm controller answers (SLURM_CONF=%s)" % env["SLURM_CONF"],
+            "dead")
 
 
 @case
