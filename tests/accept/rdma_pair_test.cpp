@@ -70,7 +70,11 @@ TEST(AcceptRdmaPair, ANodeSlowWithAllItsPartnersIsGuiltyAndTheyPass) {
     const AcceptCheck* c = check_of(s, i, "rdma.pair.mlx5_0");
     EXPECT_EQ(c->verdict, Verdict::Pass) << c->evidence;
     EXPECT_NE(c->evidence.find("explained by a guilty partner"), std::string::npos) << c->evidence;
+    EXPECT_NE(c->evidence.find("with n3:mlx5_0 20.00 Gb/s (slow: the partner is guilty)"), std::string::npos)
+        << c->evidence;
+    EXPECT_EQ(c->measured, "99.00 Gb/s (lowest of 2 partners, a guilty one aside)");
   }
+  EXPECT_EQ(bad->measured, "20.00 Gb/s (lowest of 3 partners)");
   ASSERT_EQ(s.isolation["guilty_nodes"].size(), 1u);
   EXPECT_EQ(s.isolation["guilty_nodes"][0]["node"], "n3");
   EXPECT_EQ(s.isolation["guilty_nodes"][0]["nic"], "mlx5_0");
