@@ -98,6 +98,10 @@ std::vector<std::string> world_argv(const LauncherOptions& l, const std::map<std
       if (l.ppn > 0) argv.push_back("--ntasks-per-node=" + std::to_string(l.ppn));
       if (!l.hostfile.empty()) argv.push_back("--nodefile=" + l.hostfile);
       for (auto& a : srun_mpi(l)) argv.push_back(std::move(a));
+      if (l.bind_cores && std::none_of(l.args.begin(), l.args.end(), [](const std::string& a) {
+            return a == "--cpu-bind" || a.starts_with("--cpu-bind=") || a.starts_with("--cpu_bind");
+          }))
+        argv.emplace_back(kSrunMpiCpuBind);
       argv.insert(argv.end(), l.args.begin(), l.args.end());
       std::string exp = "--export=ALL";
       for (const auto& [k, v] : env) exp += "," + (v.find(',') == std::string::npos ? k + "=" + v : k);

@@ -32,6 +32,14 @@ std::string_view launcher_name(LauncherKind k) noexcept;
 /// `--mpi X` or `--mpi=X`: a cluster's MpiDefault varies, so railkit never relies on it.
 inline constexpr std::string_view kSrunDefaultMpi = "--mpi=pmix";
 
+/// The CPU binding srun gets for the ranks of the mpi backend (`--backend mpi` in the bench
+/// arguments) unless the launcher arguments carry `--cpu-bind`: one core each, as mpirun binds
+/// two ranks. Unbound MPI ranks busy-poll; two of them on one core wait a scheduler tick each
+/// (measured here: ~4000 us per 8-byte all_reduce in some runs, 0.6 us bound). Not given for
+/// nccl (or auto): NCCL places its own threads near the GPU, and one core per rank would starve
+/// its proxy thread.
+inline constexpr std::string_view kSrunMpiCpuBind = "--cpu-bind=cores";
+
 /// How processes are started.
 struct LauncherOptions {
   LauncherKind kind = LauncherKind::Mpirun;
@@ -41,6 +49,7 @@ struct LauncherOptions {
   std::vector<std::string> args;  ///< extra launcher arguments, before the program
   bool as_root = false;           ///< mpirun gets --allow-run-as-root
   int cpus = 1;                   ///< online CPUs here: mpirun gets --oversubscribe when np > cpus
+  bool bind_cores = false;        ///< srun world launches get kSrunMpiCpuBind (launcher_for_bench: --backend mpi)
   /// Throws UsageError for options that make no sense for the launcher (np < 0, local with np > 1 ...).
   void validate() const;
 };
@@ -53,7 +62,8 @@ void check_available(const LauncherOptions& l, char* const* envp);
 /// passed to every rank (mpirun: -x NAME=VALUE; srun: --export=ALL,NAME=VALUE, or NAME alone
 /// when the value holds a comma: the caller also sets the variables in the launcher's own
 /// environment, which --export=ALL passes on). Every srun command here (world, per-node,
-/// one-host) carries kSrunDefaultMpi unless l.args choose the plugin.
+/// one-host) carries kSrunDefaultMpi unless l.args choose the plugin; srun world launches carry
+/// kSrunMpiCpuBind when l.bind_cores and l.args do not choose a binding.
 std::vector<std::string> world_argv(const LauncherOptions& l, const std::map<std::string, std::string>& env,
                                     const std::vector<std::string>& program);
 

@@ -40,7 +40,11 @@ std::optional<std::uint64_t> seed_value(const std::string& text, const std::stri
 bool is_sim(const std::vector<std::string>& bench_args) { return backend_arg(bench_args) == "sim"; }
 
 LauncherOptions launcher_for_bench(LauncherOptions l, bool kind_given, const std::vector<std::string>& bench_args) {
-  if (!is_sim(bench_args)) return l;
+  if (!is_sim(bench_args)) {
+    const auto backend = values_of(bench_args, "--backend");
+    l.bind_cores = l.kind == LauncherKind::Srun && !backend.empty() && backend.back() == "mpi";
+    return l;
+  }
   constexpr const char* why = "--backend sim runs one railkit-bench process that simulates every rank of its --sim-cluster file";
   if (kind_given && l.kind != LauncherKind::Local)
     throw UsageError(fmt::format("--launcher {}: {}; leave --launcher out (or use --launcher local)", launcher_name(l.kind), why));

@@ -22,7 +22,8 @@ bool is_sim(const std::vector<std::string>& bench_args);
 
 /// The launcher railkit-bench runs under. With --backend sim: `local`, one process that
 /// simulates every rank; an explicit --launcher mpirun or srun (`kind_given`), --np above 1,
-/// --ppn, --hostfile or --launcher-args is refused (UsageError, exit 6). Otherwise `l` as given.
+/// --ppn, --hostfile or --launcher-args is refused (UsageError, exit 6). Otherwise `l` as given,
+/// with bind_cores set for srun when the bench arguments say `--backend mpi`.
 LauncherOptions launcher_for_bench(LauncherOptions l, bool kind_given, const std::vector<std::string>& bench_args);
 
 /// What the bench arguments say about the simulation.

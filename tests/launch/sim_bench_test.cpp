@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "launch/bench_run.hpp"
 #include "test_util.hpp"
 
@@ -51,6 +53,34 @@ TEST(SimBench, RealBackendsKeepTheirLauncher) {
   EXPECT_EQ(got.kind, LauncherKind::Mpirun);
   EXPECT_EQ(got.np, 4);
   EXPECT_EQ(launcher_for_bench(l, false, {}).kind, LauncherKind::Mpirun);
+}
+
+TEST(SimBench, SrunBindsTheRanksOfTheMpiBackendToCores) {
+  LauncherOptions l;
+  l.kind = LauncherKind::Srun;
+  l.np = 2;
+  const auto has_bind = [](const Args& argv) {
+    return std::count(argv.begin(), argv.end(), std::string(kSrunMpiCpuBind)) == 1;
+  };
+  // --backend mpi (also as --backend=mpi, the last one counting): one core per rank.
+  EXPECT_TRUE(has_bind(world_argv(launcher_for_bench(l, true, {"--backend", "mpi"}), {}, {"rb"})));
+  EXPECT_TRUE(has_bind(world_argv(launcher_for_bench(l, true, {"--backend=nccl", "--backend=mpi"}), {}, {"rb"})));
+  // nccl, auto or no backend named: NCCL places its own threads; nothing is added.
+  EXPECT_FALSE(has_bind(world_argv(launcher_for_bench(l, true, {"--backend", "nccl"}), {}, {"rb"})));
+  EXPECT_FALSE(has_bind(world_argv(launcher_for_bench(l, true, {}), {}, {"rb"})));
+  // A binding in --launcher-args wins.
+  LauncherOptions given = l;
+  given.args = {"--cpu-bind=none"};
+  const Args argv = world_argv(launcher_for_bench(given, true, {"--backend", "mpi"}), {}, {"rb"});
+  EXPECT_FALSE(has_bind(argv));
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), std::string("--cpu-bind=none")), 1);
+  // mpirun binds by itself: nothing srun-specific reaches it; per-node and one-host runs are not bound.
+  LauncherOptions mpirun;
+  mpirun.np = 2;
+  EXPECT_FALSE(has_bind(world_argv(launcher_for_bench(mpirun, true, {"--backend", "mpi"}), {}, {"rb"})));
+  const LauncherOptions bound = launcher_for_bench(l, true, {"--backend", "mpi"});
+  EXPECT_FALSE(has_bind(per_node_argv(bound, {"rb"})));
+  EXPECT_FALSE(has_bind(one_host_argv(bound, "h", {"rb"})));
 }
 
 TEST(SimBench, LaunchersAndRankCountsThatMakeNoSenseForSimAreRefused) {

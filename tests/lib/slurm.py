@@ -194,7 +194,9 @@ class PrivateSlurm:
             "SlurmctldLogFile=" + self.path("slurmctld.log"),
             "SlurmdLogFile=" + self.path("slurmd.log"),
             "ProctrackType=proctrack/linuxproc",
-            "TaskPlugin=task/none",
+            # task/affinity: srun can bind ranks (--cpu-bind=cores, which railkit passes for the
+            # mpi backend); under task/none unbound busy-polling ranks share cores.
+            "TaskPlugin=task/affinity",
             "MpiDefault=none",  # sites differ: railkit passes the MPI plugin itself
             "ReturnToService=2",
             "SchedulerType=sched/backfill",
