@@ -369,6 +369,21 @@ std::string sbatch_script(const JobSpec& spec) {
   return s;
 }
 
+namespace {
+
+/// A Kubernetes object's head: apiVersion, kind and metadata (its name, railkit's managed-by label).
+Yaml k8s_object(const char* api_version, const char* kind, const std::string& name) {
+  Yaml o;
+  o.add("apiVersion", Yaml::s(api_version));
+  o.add("kind", Yaml::s(kind));
+  Yaml& meta = o.add("metadata");
+  meta.add("name", Yaml::s(name));
+  meta.add("labels").add("app.kubernetes.io/managed-by", Yaml::s("railkit"));
+  return o;
+}
+
+}  // namespace
+
 std::string mpijob_manifest(const JobSpec& spec) {
   validate(spec);
   const std::string name = job_name(spec);
@@ -467,12 +482,7 @@ std::string mpijob_manifest(const JobSpec& spec) {
   wspec.add("containers", Yaml::list({worker_container}));
   wspec.add("volumes", Yaml::list({dshm, results_volume()}));
 
-  Yaml job;
-  job.add("apiVersion", Yaml::s("kubeflow.org/v2beta1"));
-  job.add("kind", Yaml::s("MPIJob"));
-  Yaml& meta = job.add("metadata");
-  meta.add("name", Yaml::s(name));
-  meta.add("labels").add("app.kubernetes.io/managed-by", Yaml::s("railkit"));
+  Yaml job = k8s_object("kubeflow.org/v2beta1", "MPIJob", name);
   Yaml& jspec = job.add("spec");
   jspec.add("slotsPerWorker", Yaml::i(rpn));
   jspec.add("runPolicy").add("cleanPodPolicy", Yaml::s(spec.clean_pod_policy));
@@ -491,12 +501,7 @@ std::string mpijob_manifest(const JobSpec& spec) {
     if (out.back() != '\n') out += '\n';
   }
   if (!spec.profile_json.empty()) {
-    Yaml cm;
-    cm.add("apiVersion", Yaml::s("v1"));
-    cm.add("kind", Yaml::s("ConfigMap"));
-    Yaml& cmeta = cm.add("metadata");
-    cmeta.add("name", Yaml::s(doc_configmap));
-    cmeta.add("labels").add("app.kubernetes.io/managed-by", Yaml::s("railkit"));
+    Yaml cm = k8s_object("v1", "ConfigMap", doc_configmap);
     cm.add("data").add("profile.json", Yaml::s(spec.profile_json));
     out += "---\n# the profile document, for railkit accept on the launcher\n" + emit_document(cm);
   }

@@ -1,9 +1,15 @@
-// `railkit rdma-loopback`: parses the flags into RdmaLoopbackCli and runs tuner/rdma_loopback.hpp.
+// `railkit rdma-loopback` and `railkit rdma-pair`: ib_write_bw per RDMA NIC of this node
+// (fabric/rdma_loopback.hpp), either server and client on the same NIC (loopback) or one node's
+// side of a run between two nodes (pair: the `rdma-pair` stage of `railkit accept` runs the server
+// on one node and the client on the other). Both share their flags, the probe, the ib_write_bw
+// lookup and the output. Documented in fabric/README.md.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -13,9 +19,9 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "core/units.hpp"
+#include "fabric/rdma_loopback.hpp"
 #include "topology/analyze.hpp"
 #include "topology/probe.hpp"
-#include "fabric/rdma_loopback.hpp"
 
 extern char** environ;
 
@@ -23,8 +29,8 @@ namespace railkit::app {
 namespace {
 namespace fs = std::filesystem;
 
-/// Flags of `railkit rdma-loopback`, as given.
-struct RdmaLoopbackCli {
+/// The flags both subcommands take, as given.
+struct RdmaCli {
   std::string root = "/";
   std::string out;
   int duration_s = 5;
@@ -35,8 +41,33 @@ struct RdmaLoopbackCli {
   int base_port = 18515;
 };
 
+/// `railkit rdma-pair`'s own flags.
+struct RdmaPairCli {
+  RdmaCli common;
+  std::string role;
+  std::string peer;
+  std::vector<std::string> nics;
+  int wait_s = 30;
+};
+
+/// Registers the shared flags; `schema` names the document --out holds, `port_help` what --base-port is.
+void add_rdma_flags(CLI::App& app, RdmaCli& cli, const char* schema, const char* port_help) {
+  app.add_option("--root", cli.root, "directory holding the node's sys/ (a capture or fixture)")->capture_default_str();
+  app.add_option("--out", cli.out,
+                 fmt::format("write the JSON document here ({}) and print a table; default: JSON on stdout", schema));
+  app.add_option("--duration-s", cli.duration_s, "seconds each ib_write_bw runs (-D)")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  app.add_option("--size", cli.size, "message size (-s): bytes, or with K/M/G")->capture_default_str();
+  app.add_option("--ib-write-bw", cli.ib_write_bw,
+                 "ib_write_bw to run (default: $RAILKIT_IB_WRITE_BW, else ib_write_bw from PATH)");
+  app.add_option("--numactl", cli.numactl, "numactl to pin with (default: numactl from PATH; none: no pinning)");
+  app.add_flag("--no-cuda", cli.no_cuda, "host memory even where the NIC serves a GPU (no --use_cuda)");
+  app.add_option("--base-port", cli.base_port, port_help)->check(CLI::Range(1024, 65000))->capture_default_str();
+}
+
 /// Writes the document (to stdout when no --out) and, with --out, prints the table.
-void emit(const RdmaLoopbackCli& cli, const nlohmann::ordered_json& doc, const std::string& table) {
+void emit(const RdmaCli& cli, const nlohmann::ordered_json& doc, const std::string& table) {
   if (cli.out.empty()) {
     std::cout << json_dump(doc, 2) << "\n";
     return;
@@ -45,7 +76,8 @@ void emit(const RdmaLoopbackCli& cli, const nlohmann::ordered_json& doc, const s
   if (!table.empty()) std::cout << table << std::flush;
 }
 
-int run(const RdmaLoopbackCli& cli) {
+/// The options the shared flags set (numactl looked up; --out checked writable).
+fabric::LoopbackOptions rdma_options(const RdmaCli& cli) {
   fabric::LoopbackOptions o;
   o.root = cli.root;
   o.duration_s = cli.duration_s;
@@ -59,12 +91,19 @@ int run(const RdmaLoopbackCli& cli) {
   } else {
     o.numactl = fabric::find_program("numactl", environ);  // optional: without it nothing is pinned
   }
+  return o;
+}
 
+/// One run of either kind: probes the node, finds ib_write_bw (an `unavailable` document and
+/// exit 5 when there is no RDMA NIC or no ib_write_bw), plans the NICs, runs them and writes the
+/// document. `name` is the subcommand, `to_json(host, nics)` its document.
+template <class Plan, class Run, class ToJson>
+int run_rdma(const RdmaCli& cli, fabric::LoopbackOptions& o, const char* name, Plan plan, Run run, ToJson to_json) {
   topo::Topology t = topo::probe_node(topo::ProbeOptions{o.root, std::nullopt, false});
   topo::compute_paths(t);
   topo::assign_rails(t);  // which GPU each NIC serves
   const auto unavailable = [&](const std::string& reason) {
-    nlohmann::ordered_json doc = fabric::loopback_json(t.host, {}, o);
+    nlohmann::ordered_json doc = to_json(t.host, std::vector<fabric::NicLoopback>{});
     doc["status"] = "unavailable";
     doc["reason"] = reason;
     emit(cli, doc, "");
@@ -79,42 +118,80 @@ int run(const RdmaLoopbackCli& cli) {
                                    : fmt::format("ib_write_bw {}: not an executable file: install perftest (Debian "
                                                  "package perftest) or fix the path", want));
 
-  std::vector<fabric::NicLoopback> nics = fabric::plan_loopback(t, o);
-  const fs::path logs = cli.out.empty() ? fs::temp_directory_path() / fmt::format("railkit-rdma-loopback-{}", ::getpid())
+  std::vector<fabric::NicLoopback> nics = plan(t);
+  const fs::path logs = cli.out.empty() ? fs::temp_directory_path() / fmt::format("railkit-{}-{}", name, ::getpid())
                                         : fs::path(cli.out).replace_extension(".logs");
-  const int sig = fabric::run_loopback(nics, o, environ, logs);
+  const int sig = run(nics, logs);
   if (cli.out.empty()) {
     std::error_code ec;
     fs::remove_all(logs, ec);
   }
   if (sig != 0) {
-    std::cerr << fmt::format("railkit rdma-loopback: interrupted by signal {}\n", sig);
+    std::cerr << fmt::format("railkit {}: interrupted by signal {}\n", name, sig);
     return 128 + sig;
   }
-  nlohmann::ordered_json doc = fabric::loopback_json(t.host, nics, o);
+  nlohmann::ordered_json doc = to_json(t.host, nics);
   doc["status"] = "ran";
   emit(cli, doc, fabric::render_loopback_table(nics));
   return 0;
 }
 
+int loopback_main(const RdmaCli& cli) {
+  fabric::LoopbackOptions o = rdma_options(cli);
+  return run_rdma(
+      cli, o, "rdma-loopback", [&](const topo::Topology& t) { return fabric::plan_loopback(t, o); },
+      [&](std::vector<fabric::NicLoopback>& nics, const fs::path& logs) {
+        return fabric::run_loopback(nics, o, environ, logs);
+      },
+      [&](const std::string& host, const std::vector<fabric::NicLoopback>& nics) {
+        return fabric::loopback_json(host, nics, o);
+      });
+}
+
+int pair_main(const RdmaPairCli& cli) {
+  const bool server = cli.role == "server";
+  if (server && !cli.peer.empty())
+    throw UsageError("--peer " + cli.peer + ": the server listens; --peer is the client's (the server's address)");
+  if (!server && cli.peer.empty()) throw UsageError("--role client needs --peer (the address of the server's node)");
+  fabric::LoopbackOptions o = rdma_options(cli.common);
+  o.server_address = server ? "" : cli.peer;
+  o.server_wait_s = cli.wait_s;
+  o.retry_delay_s = 0.5;
+  o.connect_attempts = std::max(1, static_cast<int>(cli.wait_s / o.retry_delay_s));
+  return run_rdma(
+      cli.common, o, "rdma-pair", [&](const topo::Topology& t) { return fabric::plan_pair(t, o, cli.nics); },
+      [&](std::vector<fabric::NicLoopback>& nics, const fs::path& logs) {
+        return fabric::run_perftest(nics, o, environ, logs,
+                                    server ? fabric::PerftestSides::Server : fabric::PerftestSides::Client);
+      },
+      [&](const std::string& host, const std::vector<fabric::NicLoopback>& nics) {
+        return fabric::pair_json(host, nics, o, server);
+      });
+}
+
 }  // namespace
 
 std::function<int()> setup_rdma_loopback(CLI::App& app) {
-  auto cli = std::make_shared<RdmaLoopbackCli>();
-  app.add_option("--root", cli->root, "directory holding the node's sys/ (a capture or fixture)")->capture_default_str();
-  app.add_option("--out", cli->out, "write the JSON document here (railkit.rdma-loopback/1) and print a table; default: JSON on stdout");
-  app.add_option("--duration-s", cli->duration_s, "seconds each ib_write_bw runs (-D)")
+  auto cli = std::make_shared<RdmaCli>();
+  add_rdma_flags(app, *cli, "railkit.rdma-loopback/1", "TCP port of the first NIC's server (-p); the others count up");
+  return [cli] { return loopback_main(*cli); };
+}
+
+std::function<int()> setup_rdma_pair(CLI::App& app) {
+  auto cli = std::make_shared<RdmaPairCli>();
+  app.add_option("--role", cli->role, "server (listens) or client (connects to --peer and measures)")
+      ->required()
+      ->check(CLI::IsMember({"server", "client"}));
+  app.add_option("--peer", cli->peer, "client: the address of the server's node (perftest's TCP handshake)");
+  app.add_option("--nic", cli->nics, "RDMA device of this node, in order; the k-th talks to the partner's k-th "
+                                     "on TCP port --base-port + k (repeat)")
+      ->required();
+  add_rdma_flags(app, cli->common, "railkit.rdma-pair/1", "TCP port of the first --nic (-p); the others count up");
+  app.add_option("--wait-s", cli->wait_s, "server: how long it waits for its client; client: how long it retries "
+                                          "while nobody listens")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
-  app.add_option("--size", cli->size, "message size (-s): bytes, or with K/M/G")->capture_default_str();
-  app.add_option("--ib-write-bw", cli->ib_write_bw,
-                 "ib_write_bw to run (default: $RAILKIT_IB_WRITE_BW, else ib_write_bw from PATH)");
-  app.add_option("--numactl", cli->numactl, "numactl to pin with (default: numactl from PATH; none: no pinning)");
-  app.add_flag("--no-cuda", cli->no_cuda, "host memory even where the NIC serves a GPU (no --use_cuda)");
-  app.add_option("--base-port", cli->base_port, "TCP port of the first NIC's server (-p); the others count up")
-      ->check(CLI::Range(1024, 65000))
-      ->capture_default_str();
-  return [cli] { return run(*cli); };
+  return [cli] { return pair_main(*cli); };
 }
 
 }  // namespace railkit::app

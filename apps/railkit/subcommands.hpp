@@ -31,7 +31,7 @@ std::function<int()> setup_profile(CLI::App& app);
 /// `railkit rdma-loopback`: ib_write_bw loopback per RDMA NIC against its line rate (apps/railkit/cmd_rdma_loopback.cpp).
 std::function<int()> setup_rdma_loopback(CLI::App& app);
 
-/// `railkit rdma-pair`: one node's side of ib_write_bw between two nodes (apps/railkit/cmd_rdma_pair.cpp).
+/// `railkit rdma-pair`: one node's side of ib_write_bw between two nodes (apps/railkit/cmd_rdma_loopback.cpp).
 std::function<int()> setup_rdma_pair(CLI::App& app);
 
 /// `railkit tune`: searches a space of settings and writes a validated profile (apps/railkit/cmd_tune.cpp).
