@@ -18,7 +18,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from casekit import Cases, Skip, check, railkit_main  # noqa: E402
+from casekit import Cases, check, railkit_main  # noqa: E402
 import slurm  # noqa: E402
 
 CASES = Cases()
@@ -27,20 +27,6 @@ case = CASES.add
 WAIT_S = 120  # the whole job: a few 8..64-byte all_reduces on two local ranks take seconds
 
 
-class Ctx:
-    def __init__(self, railkit, bench, tmp):
-        self.railkit, self.tmp = railkit, tmp
-        self.bench = bench or os.path.join(os.path.dirname(railkit), "railkit-bench")
-
-    def path(self, *parts):
-        return os.path.join(self.tmp, *parts)
-
-    def slurm_env(self):
-        env = slurm.client_env()
-        if env is None:
-            raise Skip("no private Slurm is up (RAILKIT_TEST_SLURM=%s; tests/lib/slurm.py up DIR)"
-                       % os.environ.get("RAILKIT_TEST_SLURM", ""))
-        return env
 
 
 def submit_and_wait(script, name, cwd, env):
@@ -93,4 +79,4 @@ def sbatch_runs_the_bench_on_two_tasks(ctx):
 
 
 if __name__ == "__main__":
-    sys.exit(railkit_main(CASES, __doc__, Ctx, "railkit-job-slurm-"))
+    sys.exit(railkit_main(CASES, __doc__, slurm.CaseCtx, "railkit-job-slurm-"))

@@ -17,7 +17,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from casekit import Cases, Skip, check, railkit_main  # noqa: E402
+from casekit import Cases, check, railkit_main  # noqa: E402
 import slurm  # noqa: E402
 
 CASES = Cases()
@@ -42,13 +42,8 @@ def new_jobs(env, before):
     return {k: v for k, v in jobs(env).items() if k not in before}
 
 
-class Ctx:
-    def __init__(self, railkit, bench, tmp):
-        self.railkit, self.tmp = railkit, tmp
-        self.bench = bench or os.path.join(os.path.dirname(railkit), "railkit-bench")
-
-    def path(self, *parts):
-        return os.path.join(self.tmp, *parts)
+class Ctx(slurm.CaseCtx):
+    """slurm.CaseCtx, and railkit run with its --bench."""
 
     def run(self, env, *args, timeout=120):
         argv = [self.railkit, *args]
@@ -56,13 +51,6 @@ class Ctx:
             argv[2:2] = ["--bench", self.bench]
         p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         return p.returncode, p.stdout, p.stderr
-
-    def slurm_env(self):
-        env = slurm.client_env()
-        if env is None:
-            raise Skip("no private Slurm is up (RAILKIT_TEST_SLURM=%s; tests/lib/slurm.py up DIR)"
-                       % os.environ.get("RAILKIT_TEST_SLURM", ""))
-        return env
 
 
 @case

@@ -301,6 +301,27 @@ def client_env(state_dir=None):
     return s.env if s.is_up() else None
 
 
+class CaseCtx:
+    """Context of the case scripts that run railkit against the fixture's Slurm (railkit_main's
+    make_ctx): the railkit and railkit-bench binaries, a temporary directory, and the Slurm
+    clients' environment (a case skips when that Slurm is not up)."""
+
+    def __init__(self, railkit, bench, tmp):
+        self.railkit, self.tmp = railkit, tmp
+        self.bench = bench or os.path.join(os.path.dirname(railkit), "railkit-bench")
+
+    def path(self, *parts):
+        return os.path.join(self.tmp, *parts)
+
+    def slurm_env(self):
+        from casekit import Skip
+        env = client_env()
+        if env is None:
+            raise Skip("no private Slurm is up (RAILKIT_TEST_SLURM=%s; tests/lib/slurm.py up DIR)"
+                       % os.environ.get("RAILKIT_TEST_SLURM", ""))
+        return env
+
+
 def main(argv):
     import argparse
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
