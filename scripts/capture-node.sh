@@ -30,13 +30,33 @@ if [[ -n "$src" ]]; then src=$(realpath -e "$src"); fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
+# realpath -e of $1 into REPLY (status 1 when it does not exist). A path whose last component is
+# not a symlink is its directory's real path (resolved once per directory, cached) plus that
+# component: a node has thousands of attribute files in a few hundred directories, and one
+# realpath process per file made a capture of a DGX fixture take a minute.
+declare -A realdir=()
+resolve() {
+  [[ -e "$1" ]] || return 1
+  if [[ -L "$1" || "$1" != */* ]]; then
+    REPLY=$(realpath -e "$1" 2>/dev/null) || return 1
+    return 0
+  fi
+  local parent=${1%/*}
+  parent=${parent:-/}
+  if [[ -z "${realdir[$parent]+set}" ]]; then
+    realdir[$parent]=$(realpath -e "$parent" 2>/dev/null) || return 1
+  fi
+  REPLY="${realdir[$parent]%/}/${1##*/}"
+}
+
 # copy_file PATH: the file at PATH (resolved) to the same real path under the stage.
 copy_file() {
-  local real
-  real=$(realpath -e "$1" 2>/dev/null) || return 0
+  resolve "$1" || return 0
+  local real=$REPLY
   [[ -f "$real" ]] || return 0
   local rel=${real#"$src"}
-  mkdir -p "$stage$(dirname "$rel")"
+  local dir="$stage${rel%/*}"
+  [[ -d "$dir" ]] || mkdir -p "$dir"
   # sysfs files report a fixed size: read them with cat; unreadable ones (EINVAL) are left out.
   if ! cat "$real" >"$stage$rel" 2>/dev/null; then rm -f "$stage$rel"; fi
 }
