@@ -48,13 +48,17 @@ void LauncherOptions::validate() const {
   if (np > 0 && ppn > np) throw UsageError(fmt::format("--ppn {}: more than --np {}", ppn, np));
 }
 
+std::string find_on_path(char* const* envp, const std::string& program) {
+  for (const std::string& dir : split(env_value(envp, "PATH"), ':')) {
+    const std::filesystem::path p = std::filesystem::path(dir.empty() ? "." : dir) / program;
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return "";
+}
+
 void check_available(const LauncherOptions& l, char* const* envp) {
   const LauncherInfo& i = info(l.kind);
-  if (i.program.empty()) return;
-  for (const std::string& dir : split(env_value(envp, "PATH"), ':')) {
-    const std::filesystem::path p = std::filesystem::path(dir.empty() ? "." : dir) / i.program;
-    if (::access(p.c_str(), X_OK) == 0) return;
-  }
+  if (i.program.empty() || !find_on_path(envp, std::string(i.program)).empty()) return;
   throw UnavailableError(fmt::format("--launcher {}: {} is not on the PATH (install {})", i.name, i.program, i.package));
 }
 
@@ -67,13 +71,22 @@ std::vector<std::string> mpirun_prefix(const LauncherOptions& l) {
   return a;
 }
 
+/// Whether `args` carry option `name` (`name`, `name=...`; srun also takes `_` for `-` in a name).
+bool names_option(const std::vector<std::string>& args, std::string_view name) {
+  std::string underscored(name);
+  std::replace(underscored.begin() + 2, underscored.end(), '-', '_');
+  return std::any_of(args.begin(), args.end(), [&](const std::string& a) {
+    for (const std::string_view n : {name, std::string_view(underscored)})
+      if (a == n || (a.size() > n.size() && a.starts_with(n) && a[n.size()] == '=')) return true;
+    return false;
+  });
+}
+
 /// srun's MPI plugin: --mpi=pmix unless the launcher arguments choose one (--mpi X, --mpi=X).
 /// Passed explicitly because a cluster's MpiDefault varies (often none, which leaves Open MPI's
 /// ranks as singletons).
 std::vector<std::string> srun_mpi(const LauncherOptions& l) {
-  const bool given = std::any_of(l.args.begin(), l.args.end(),
-                                 [](const std::string& a) { return a == "--mpi" || a.starts_with("--mpi="); });
-  if (given) return {};
+  if (names_option(l.args, "--mpi")) return {};
   return {std::string(kSrunDefaultMpi)};
 }
 
@@ -98,10 +111,7 @@ std::vector<std::string> world_argv(const LauncherOptions& l, const std::map<std
       if (l.ppn > 0) argv.push_back("--ntasks-per-node=" + std::to_string(l.ppn));
       if (!l.hostfile.empty()) argv.push_back("--nodefile=" + l.hostfile);
       for (auto& a : srun_mpi(l)) argv.push_back(std::move(a));
-      if (l.bind_cores && std::none_of(l.args.begin(), l.args.end(), [](const std::string& a) {
-            return a == "--cpu-bind" || a.starts_with("--cpu-bind=") || a.starts_with("--cpu_bind");
-          }))
-        argv.emplace_back(kSrunMpiCpuBind);
+      if (l.bind_cores && !names_option(l.args, "--cpu-bind")) argv.emplace_back(kSrunMpiCpuBind);
       argv.insert(argv.end(), l.args.begin(), l.args.end());
       std::string exp = "--export=ALL";
       for (const auto& [k, v] : env) exp += "," + (v.find(',') == std::string::npos ? k + "=" + v : k);

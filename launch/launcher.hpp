@@ -58,6 +58,9 @@ struct LauncherOptions {
 /// is not on the PATH of `envp`; checked before anything runs.
 void check_available(const LauncherOptions& l, char* const* envp);
 
+/// `program`'s first executable match in the PATH of `envp` (an empty entry is "."); "" when none.
+std::string find_on_path(char* const* envp, const std::string& program);
+
 /// Every rank of a job: `program` under the launcher with l.np ranks (l.ppn per node), `env`
 /// passed to every rank (mpirun: -x NAME=VALUE; srun: --export=ALL,NAME=VALUE, or NAME alone
 /// when the value holds a comma: the caller also sets the variables in the launcher's own

@@ -19,16 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// `program` as found on the PATH of `envp` (the PATH check_available reads; execvpe would search
-/// this process's own); "" when it is not there.
-std::string find_on_path(char* const* envp, const std::string& program) {
-  for (const std::string& dir : split(env_value(envp, "PATH"), ':')) {
-    const fs::path p = fs::path(dir.empty() ? "." : dir) / program;
-    if (::access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  return "";
-}
-
 /// A temporary directory for a check's output, removed with the object.
 class ScratchDir {
  public:
