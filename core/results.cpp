@@ -121,6 +121,7 @@ std::string dump_results(const ResultsDocument& d, int indent) {
          {"options", options},
          {"split", ojson::parse(json_dump(r.split))},
          {"timing", r.timing},
+         {"timing_method", r.timing_method},
          {"sim", ojson::parse(json_dump(r.sim))}}},
        {"results", std::move(results)},
        {"observed", observed},
@@ -153,6 +154,9 @@ void from_json(const json& j, ResultsDocument& d) {
     d.run.options = field_or(r, "options", json::object(), "run");
     d.run.split = field_or(r, "split", json(nullptr), "run");
     d.run.timing = field_or(r, "timing", "host_clock", "run");
+    d.run.timing_method = field_or(r, "timing_method", "back_to_back", "run");
+    if (d.run.timing_method != "back_to_back" && d.run.timing_method != "barrier_separated")
+      throw UsageError("run: timing_method '" + d.run.timing_method + "' is not back_to_back or barrier_separated");
     d.run.sim = field_or(r, "sim", json(nullptr), "run");
     if (!d.run.sim.is_null() && !d.run.sim.is_object())
       throw UsageError("run: sim must be an object or null, not " + std::string(d.run.sim.type_name()));

@@ -34,6 +34,11 @@ struct RunInfo {
   /// How time_us was measured: "host_clock" (mpi, nccl: the host clock around the loop) or
   /// "simulated" (sim: simulated completion times, not measured on any hardware).
   std::string timing = "host_clock";
+  /// How iterations were timed: "back_to_back" (issued one after another, the loop's time /
+  /// iterations: railkit-bench's default, as nccl-tests) or "barrier_separated" (a barrier
+  /// between iterations, only the operation timed: railkit-bench --sync, IMB-MPI1, OSU).
+  /// Documents written before the key read as "back_to_back".
+  std::string timing_method = "back_to_back";
   /// --backend sim: the simulated cluster, fidelity, seed and NCCL settings (results/README.md);
   /// null for the other backends.
   nlohmann::json sim = nullptr;
