@@ -264,6 +264,35 @@ void Harness::time_loop(std::span<const OpCall> calls, OpPoint& point, std::uint
   }
 }
 
+void Harness::sync_loop(std::span<const OpCall> calls, OpPoint& point, std::uint64_t delay_us, bool stall_here,
+                        std::vector<double>& mine) {
+  const std::size_t block = block_size(o_.iters);
+  const std::size_t slots = calls.size();
+  double sum_us = 0;
+  for (int i = 0; i < o_.iters; ++i) {
+    // measure()'s barrier before the loop serves the first iteration.
+    if (i > 0) control("barrier", [&] { boot_.barrier(); });
+    // A fire drill's delay comes after the barrier: the other ranks wait for it inside the operation.
+    if (delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+    point.iteration = i;
+    if (stall_here) {
+      stalled_once_ = true;
+      wd_.stall(point);
+    }
+    wd_.enter(point);
+    const auto ts = Clock::now();
+    comm_.launch(calls);
+    comm_.complete();  // asynchronous backends (nccl): the wait for every slot's stream is timed
+    const auto te = Clock::now();
+    wd_.leave();
+    const double us = us_between(ts, te);
+    sum_us += us;
+    for (std::size_t k = 0; k < slots; ++k) mine[k * block + static_cast<std::size_t>(i) + 2] = us;
+  }
+  // Every slot of this process shares the host clock.
+  for (std::size_t k = 0; k < slots; ++k) mine[k * block] = sum_us / o_.iters;
+}
+
 std::vector<OpCall> Harness::calls_for(Coll c, const CollSizes& s, bool in_place,
                                        std::vector<InPlaceLayout>& layouts) const {
   const std::size_t esz = info(o_.dtype).size_bytes;
@@ -308,6 +337,7 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
   }
   control("barrier", [&] { boot_.barrier(); });
   if (o_.graph_launches > 0) graph_loop(calls, point, stall_here, mine);
+  else if (o_.sync) sync_loop(calls, point, delay_us, stall_here, mine);
   else time_loop(calls, point, delay_us, stall_here, mine);
   const nlohmann::json observed = comm_.timed_observed();
   if (checked) check_passes(c, s, in_place, cycle, calls, layouts, mine);

@@ -1,7 +1,8 @@
 #pragma once
 // The timing harness: for each cycle, collective, size and placement it warms up, times the
 // loop with the host steady clock (plus per-iteration times; a backend with a simulated clock,
-// the sim backend, gives the times itself), runs the untimed data check, and
+// the sim backend, gives the times itself; --sync: a barrier before each iteration and only the
+// operation timed), runs the untimed data check, and
 // reduces the figures across ranks. It reports rows through a Reporter on rank 0 only.
 #include <cstdint>
 #include <mutex>
@@ -96,6 +97,10 @@ class Harness {
   /// The timed loop without CUDA graphs: host clock around -n launches, per-launch times (a
   /// backend with a simulated clock: the mean of its simulated times instead).
   void time_loop(std::span<const OpCall> calls, OpPoint& point, std::uint64_t delay_us, bool stall_here,
+                 std::vector<double>& mine);
+  /// --sync: per iteration a barrier (not timed), then the host clock around one launch and its
+  /// completion; the loop time is the mean of the iteration times.
+  void sync_loop(std::span<const OpCall> calls, OpPoint& point, std::uint64_t delay_us, bool stall_here,
                  std::vector<double>& mine);
 
   const BenchOptions& o_;

@@ -44,7 +44,7 @@ struct RawFlags {
   bool version = false;
 };
 
-void add_size_and_timing_flags(CLI::App& app, RawFlags& f) {
+void add_size_and_timing_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
   app.add_option("-b,--minbytes", f.minb, "Smallest size in bytes (K/M/G binary suffixes; default 32M)");
   app.add_option("-e,--maxbytes", f.maxb, "Largest size in bytes (default 32M)");
   app.add_option("-f,--stepfactor", f.stepf, "Multiply the size by this factor between sizes (default 1: use -i)");
@@ -58,6 +58,11 @@ void add_size_and_timing_flags(CLI::App& app, RawFlags& f) {
   app.add_option("-a,--average", f.avg, "Per-op time across ranks: 0 rank 0, 1 avg, 2 min, 3 max (default 1)");
   app.add_option("-N,--run_cycles", f.cycles, "Run the whole benchmark this many times (default 1)");
   app.add_option("-T,--timeout", f.timeout, "Watchdog: end the run when an operation takes longer than this (s)");
+  app.add_flag("--sync", o.sync,
+               "Time each operation alone, as IMB-MPI1 and the OSU benchmarks: a barrier (not timed) before each "
+               "timed iteration, the clock around the operation and its completion only; time = the mean of the "
+               "iterations (run.timing_method barrier_separated). Default: back to back, as nccl-tests (the loop "
+               "timed whole). Not with -G or --backend sim");
 }
 
 void add_run_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
@@ -192,6 +197,9 @@ void check_sim_flags(const BenchOptions& o, bool fidelity_given) {
   if (o.graph_launches > 0)
     throw UsageError(quoted("-G/--cudagraph", std::to_string(o.graph_launches)) +
                      ": CUDA graphs are not simulated (--backend sim)");
+  if (o.sync)
+    throw UsageError("--sync with --backend sim: every simulated iteration is already its own simulation of one "
+                     "collective on an idle cluster, timed by the simulator, not the host clock");
   if (o.split.mode != SplitMode::None)
     throw UsageError(quoted("--split", std::string(split_name(o.split))) + why + " (no concurrent groups)");
   if (o.device) throw UsageError(quoted("--device", std::to_string(*o.device)) + why + " (no real GPU)");
@@ -280,7 +288,7 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
              "no mpirun; NCCL_* settings come from the environment (those not modelled are named as inert); -c is "
              "off and every figure is labelled simulated.");
   RawFlags f;
-  add_size_and_timing_flags(app, f);
+  add_size_and_timing_flags(app, f, o);
   add_run_flags(app, f, o);
   try {
     app.parse(argc, argv);
@@ -311,6 +319,9 @@ void validate(const BenchOptions& o, int nranks) {
     throw UsageError("-b/--minbytes '" + bytes(o.min_bytes) + "' is larger than -e/--maxbytes '" + bytes(o.max_bytes) + "'");
   if (o.min_bytes < o.max_bytes && o.step_factor <= 1 && o.step_bytes == 0)
     throw UsageError("-i/--stepbytes '0' with -f/--stepfactor '1': the size never grows from -b to -e");
+  if (o.sync && o.graph_launches > 0)
+    throw UsageError("--sync with -G/--cudagraph '" + std::to_string(o.graph_launches) +
+                     "': a CUDA graph replays its -n launches back to back, with no barrier between them");
   if (o.inject_stall_rank && o.timeout_s <= 0)
     throw UsageError("--inject-stall '" + std::to_string(*o.inject_stall_rank) +
                      "' needs -T/--timeout, or the run would hang forever");

@@ -47,6 +47,9 @@ struct BenchOptions {
   int graph_launches = 0;                  ///< -G (nccl): replays of a CUDA graph of -n launches, 0 = off
   bool observe = true;                     ///< --observe / --no-observe (nccl): read NCCL's log
   bool nonblocking = false;                ///< --nonblocking (nccl): non-blocking communicators (config.blocking = 0)
+  /// --sync: a barrier (not timed) before each timed iteration and only the operation timed, as
+  /// IMB-MPI1 and the OSU benchmarks (run.timing_method barrier_separated); false: back to back
+  bool sync = false;
   std::optional<int> inject_stall_rank;
   std::vector<InjectDelay> inject_delays;
   std::string sim_cluster;                 ///< --sim-cluster (sim): the cluster file to simulate

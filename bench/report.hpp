@@ -72,4 +72,9 @@ std::string format_column(double value, int width);
 /// fidelity F, seed S ...; every figure below is simulated, not measured". Empty for real runs.
 std::string simulated_banner(const RunInfo& run);
 
+/// What follows "# Timing: " in the table's header: how iterations were timed, from
+/// run.timing_method ("back-to-back: ...", "barrier-separated (--sync): ...") or, on a simulated
+/// run, "simulated: ...".
+std::string timing_line(const RunInfo& run);
+
 }  // namespace railkit::bench

@@ -18,6 +18,16 @@ std::string placement_cols(const std::optional<ResultRecord>& r) {
 
 }  // namespace
 
+std::string timing_line(const RunInfo& run) {
+  if (run.timing == "simulated")
+    return "simulated: each iteration's simulated completion time, every iteration its own simulation";
+  if (run.timing_method == "barrier_separated")
+    return "barrier-separated (--sync): a barrier before each iteration, only the operation timed, as IMB-MPI1 and "
+           "OSU; time = mean of the iterations";
+  return "back-to-back: iterations issued one after another, the loop timed whole, as nccl-tests (--sync: "
+         "barrier-separated, as IMB-MPI1 and OSU)";
+}
+
 std::string simulated_banner(const RunInfo& run) {
   if (run.timing != "simulated") return {};
   const nlohmann::json& sim = run.sim.is_object() ? run.sim : nlohmann::json::object();
@@ -72,6 +82,7 @@ void TableReporter::run_start(const RunHeader& h) {
                      average_name(o.average), o.run_cycles,
                      o.timeout_s > 0 ? fmt::format("{:.0f}s", o.timeout_s) : std::string("off"),
                      o.graph_launches > 0 ? fmt::format(" graph: {}", o.graph_launches) : std::string());
+  os_ << "# Timing: " << timing_line(h.run) << "\n";
   os_ << fmt::format("# collectives: {}  datatype: {}  redop: {}  root: {}", colls, info(o.dtype).name,
                      info(o.redop).name, o.root);
   if (!h.run.label.empty()) os_ << "  label: " << printable(h.run.label, h.run.label.size());

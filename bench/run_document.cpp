@@ -116,6 +116,7 @@ RunInfo make_run_info(const BenchOptions& o, const Bootstrap& boot, const std::s
   run.env = capture_env(environ, kRecordedEnvPrefixes);  // after --observe's NCCL_DEBUG settings
   run.start_time = utc_now_iso();
   run.average = std::string(average_name(o.average));
+  run.timing_method = o.sync ? "barrier_separated" : "back_to_back";
   run.options = options_json(o);
   if (o.split.mode != SplitMode::None) {
     nlohmann::json gs = nlohmann::json::array();

@@ -184,3 +184,15 @@ TEST(Options, SimBackendAndItsFlags) {
   BenchOptions v = parse(with({"-r", "20"})).options;
   EXPECT_NO_THROW(validate(v, 1));
 }
+
+TEST(Options, SyncSeparatesIterationsByABarrier) {
+  EXPECT_FALSE(parse({}).options.sync);  // back to back by default, as nccl-tests
+  const BenchOptions o = parse({"--sync", "--backend", "nccl", "-g", "2", "--nonblocking", "-a", "3", "-N", "2"}).options;
+  EXPECT_TRUE(o.sync);
+  EXPECT_TRUE(o.nonblocking);
+  EXPECT_TRUE(parse({"--sync", "--split", "mod:2", "-c", "0"}).options.sync);
+  EXPECT_TRUE(parse({"--sync", "-G", "0"}).options.sync);  // -G 0 is off
+  expect_usage({"--sync", "-G", "4"}, "--sync with -G/--cudagraph '4': a CUDA graph replays its -n launches back to back");
+  expect_usage({"-G", "1", "--sync", "--backend", "nccl"}, "--sync with -G/--cudagraph '1'");
+  expect_usage({"--backend", "sim", "--sim-cluster", "c.yaml", "--sync"}, "--sync with --backend sim:");
+}

@@ -191,3 +191,19 @@ TEST(TableReporter, SimulatedBannerOnlyForSimulatedTiming) {
   EXPECT_EQ(b.rfind("SIMULATED: cluster x (?): ? nodes", 0), 0u) << b;
   EXPECT_NE(b.find("fidelity flow, seed 1 (flow level is deterministic"), std::string::npos) << b;
 }
+
+TEST(TableReporter, TimingLineNamesTheMethod) {
+  railkit::RunInfo run;
+  EXPECT_EQ(timing_line(run).rfind("back-to-back:", 0), 0u) << timing_line(run);
+  run.timing_method = "barrier_separated";
+  EXPECT_EQ(timing_line(run).rfind("barrier-separated (--sync):", 0), 0u) << timing_line(run);
+  run.timing = "simulated";
+  EXPECT_EQ(timing_line(run).rfind("simulated:", 0), 0u) << timing_line(run);
+  std::ostringstream os;
+  TableReporter t(os);
+  RunHeader h;
+  h.run.timing_method = "barrier_separated";
+  t.run_start(h);
+  EXPECT_NE(os.str().find("\n# Timing: barrier-separated (--sync): a barrier before each iteration"), std::string::npos)
+      << os.str();
+}

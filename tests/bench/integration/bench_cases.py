@@ -484,6 +484,60 @@ def inject_delay_slows_every_timed_op(ctx):
         check(r["time_us"]["avg"] >= 3000, "time %.1f us < injected delay" % r["time_us"]["avg"])
 
 
+@case
+def sync_times_each_operation_alone(ctx):
+    # --sync: a barrier before each timed iteration, only the operation timed (as IMB-MPI1, OSU).
+    out = ctx.path("s.json")
+    rc, so, se, _ = ctx.run(["--sync", "--coll", "all_reduce,all_gather", "-b", "64", "-e", "256K", "-f", "8", "-n", "20",
+                             "-w", "2", "-J", out], np=4)
+    check(rc == 0, "rc %d: %s" % (rc, se[-800:]))
+    doc = load(out)
+    check_results(doc, 4, expect_ops=["all_reduce", "all_gather"])
+    check(doc["run"]["timing_method"] == "barrier_separated", "timing_method %r" % doc["run"]["timing_method"])
+    check(doc["run"]["timing"] == "host_clock", "timing %r" % doc["run"]["timing"])
+    check("\n# Timing: barrier-separated (--sync):" in so, "no barrier-separated timing line:\n" + so[:1500])
+    check(len(doc["results"]) == 2 * 5 * 2, "2 ops x 5 sizes x 2 placements: %d" % len(doc["results"]))
+    for r in doc["results"]:
+        t = r["time_us"]
+        check(t["min"] > 0 and r["ranks"]["time_us_min"] > 0, "times not positive: %s" % t)
+        # -a 1: time = the mean over ranks of each rank's mean iteration = the mean of the series
+        check(t["min"] - 1e-6 <= t["avg"] <= t["max"] + 1e-6, "avg %.3f outside the iterations' [%.3f, %.3f]" %
+              (t["avg"], t["min"], t["max"]))
+    # A delayed rank sleeps after the barrier, outside its own clock: the others wait for it inside the operation.
+    out = ctx.path("sd.json")
+    rc, so, se, _ = ctx.run(["--sync", "-b", "1K", "-e", "1K", "-n", "5", "-w", "1", "-c", "0", "--placement", "out",
+                             "--inject-delay-us", "1:20000", "-a", "3", "-J", out], np=2)
+    check(rc == 0, se)
+    r = load(out)["results"][0]
+    # (20 ms: well above what a busy machine's scheduling adds)
+    check(r["ranks"]["slowest_rank"] == 0 and r["ranks"]["time_us_max"] >= 10000,
+          "rank 0 should wait for the delayed rank 1: %s" % r["ranks"])
+    check(r["ranks"]["time_us_min"] < 10000, "rank 1's clock includes its sleep: %s" % r["ranks"])
+    # Without --sync: back to back, said in the document and the table.
+    out = ctx.path("b.json")
+    rc, so, se, _ = ctx.run(["-b", "1K", "-e", "1K", "-n", "5", "-J", out], np=2)
+    check(rc == 0, se)
+    check(load(out)["run"]["timing_method"] == "back_to_back", "default timing_method")
+    check("\n# Timing: back-to-back:" in so, "no back-to-back timing line")
+    # With the other flags that shape the loop: concurrent groups, several cycles, -a 0, -c 2.
+    out = ctx.path("sg.json")
+    rc, so, se, _ = ctx.run(["--sync", "--split", "mod:2", "-b", "1K", "-e", "4K", "-f", "4", "-n", "3", "-N", "2",
+                             "-a", "0", "-c", "2", "-J", out], np=4)
+    check(rc == 0, se)
+    doc = load(out)
+    check(len(doc["results"]) == 2 * 2 * 2 * 2 and all(r["wrong"] == 0 for r in doc["results"]), "split results")
+    check(doc["run"]["timing_method"] == "barrier_separated", "split timing_method")
+
+
+@case
+def sync_bad_combinations(ctx):
+    expect_usage(ctx, ["--sync", "-G", "2", "-b", "8", "-e", "8"],
+                 "--sync with -G/--cudagraph '2': a CUDA graph replays its -n launches back to back")
+    expect_usage(ctx, ["--sync", "-G", "2", "-b", "8", "-e", "8"], "--sync with -G/--cudagraph '2'", np=2)
+    cluster = os.path.join(ROOT, "tests", "bench", "fixtures", "sim-cluster-2x4.yaml")
+    expect_usage(ctx, ["--backend", "sim", "--sim-cluster", cluster, "--sync"], "--sync with --backend sim:")
+
+
 # --- bad input --------------------------------------------------------------------------
 
 @case
