@@ -9,7 +9,7 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libibverbs-dev libyaml-dev
+  libibverbs-dev libyaml-dev libsqlite3-dev
   python3 python3-jsonschema python3-matplotlib
   libns3-dev libgsl-dev
   clang libclang-rt-14-dev

@@ -25,6 +25,8 @@
 #include "core/version.hpp"
 #include "launch/sim_bench.hpp"
 #include "sweep/compare.hpp"
+#include "sweep/prom.hpp"
+#include "sweep/report.hpp"
 
 namespace railkit::sweep {
 namespace fs = std::filesystem;
@@ -488,6 +490,7 @@ LaunchRecord record_launch(const SweepOptions& o, int round, const BenchConfig& 
 
 SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& progress, bool tty) {
   const std::string baseline = check_sweep_options(o);
+  if (!o.prom.empty()) check_writable(o.prom, "--prom");  // before anything runs
   std::optional<launch::SimEvidence> sim;  // one local process simulates every rank of the cluster file
   if (launch::is_sim(o.bench_args)) {
     (void)launch::launcher_for_bench(o.launcher, true, o.bench_args);
@@ -560,6 +563,10 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
                                      fmt::format("its results document says run.backend {}; the sweep stopped after that "
                                                  "launch, kept in {}",
                                                  l.backend, sweep_path.string())));
+  }
+  if (!o.prom.empty()) {
+    const double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    write_file_atomic(o.prom, render_sweep_prometheus(sweep_inputs(out_dir, doc), now_s));
   }
   return res;
 }

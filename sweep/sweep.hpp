@@ -151,6 +151,9 @@ struct SweepOptions {
   bool allow_inert = false;   ///< measure knobs that cannot reach the backend (marked inert)
   std::map<std::string, std::string> knob_sources;  ///< variable -> factor, for messages (knob_sources())
   nlohmann::json topology = nullptr;  ///< recorded as sweep.json's `topology`
+  /// --prom: the sweep's node_exporter textfile (render_sweep_prometheus), written atomically when
+  /// run_sweep ends (after --resume too); checked writable before anything runs. Empty = none.
+  std::filesystem::path prom;
 };
 
 /// The outcome of run_sweep.
@@ -170,8 +173,8 @@ struct SweepOutcome {
 /// backend is known, else right after that launch, which is kept) unless allow_inert. A signal
 /// that interrupts a launch ends the sweep with InterruptedError (finished ones kept). Progress
 /// lines go to `progress` (rewritten in place when `tty`). Throws UsageError for bad options
-/// (existing sweep without --resume, a resume that does not match, unknown baseline), IoError
-/// when DIR cannot be written.
+/// (existing sweep without --resume, a resume that does not match, unknown baseline, a --prom
+/// file that cannot be written), IoError when DIR cannot be written.
 SweepOutcome run_sweep(const SweepOptions& opts, char* const* envp, std::ostream& progress, bool tty);
 
 }  // namespace railkit::sweep

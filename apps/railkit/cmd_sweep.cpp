@@ -50,6 +50,7 @@ struct SweepCli {
   std::string plot;
   std::string python;
   std::string plot_script;
+  std::string prom;
   std::vector<std::string> bench_args;
 };
 
@@ -109,6 +110,7 @@ int run(const SweepCli& cli) {
     o.seed = static_cast<std::uint64_t>(*v);
   }
   o.allow_inert = cli.allow_inert;
+  o.prom = cli.prom;
   sweep::ReportOptions plot;  // --plot: checked before anything runs
   plot.plot = cli.plot;
   plot.python = cli.python;
@@ -191,6 +193,9 @@ std::function<int()> setup_sweep(CLI::App& app) {
                  "--plot does");
   app.add_option("--python", cli->python, "Python interpreter for the plot (default: /usr/bin/python3, else python3)");
   app.add_option("--plot-script", cli->plot_script, "plot script (default: scripts/plot_results.py)");
+  app.add_option("--prom", cli->prom,
+                 "also write the sweep's busbw and time per configuration, round, op, size, placement and group as a "
+                 "node_exporter textfile (written atomically when the sweep ends)");
   app.add_option("bench_args", cli->bench_args, "railkit-bench arguments (after --)");
   return [cli] { return run(*cli); };
 }

@@ -60,6 +60,10 @@ constexpr Subcommand kSubcommands[] = {
      railkit::app::setup_accept},
     {"dcqcn", "show, apply (validated, originals saved, rolled back on failure) or restore DCQCN attributes",
      railkit::app::setup_dcqcn},
+    {"history",
+     "results over time in an SQLite file: add documents and sweeps, show a collective and size over time, check "
+     "results against the run-to-run band of the last comparable runs (exit 10 on a regression), rebuild",
+     railkit::app::setup_history},
     {"job",
      "write a Slurm batch script (sbatch) or a Kubeflow MPIJob manifest that runs railkit-bench (arguments after --) "
      "or railkit accept on N nodes",

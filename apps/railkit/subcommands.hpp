@@ -13,6 +13,9 @@ std::function<int()> setup_accept(CLI::App& app);
 /// `railkit dcqcn show|apply|restore`: DCQCN attributes of the node's netdevs (apps/railkit/cmd_dcqcn.cpp).
 std::function<int()> setup_dcqcn(CLI::App& app);
 
+/// `railkit history add|show|check|rebuild`: results over time, regressions against the run-to-run band (apps/railkit/cmd_history.cpp).
+std::function<int()> setup_history(CLI::App& app);
+
 /// `railkit job`: a batch script or MPIJob manifest for a bench or accept run (apps/railkit/cmd_job.cpp).
 std::function<int()> setup_job(CLI::App& app);
 
