@@ -14,6 +14,7 @@ PACKAGES=(
   libns3-dev libgsl-dev
   clang libclang-rt-14-dev
   slurm-wlm munge iproute2 python3-yaml
+  chromium fonts-dejavu-core fonts-liberation
 )
 
 missing=()

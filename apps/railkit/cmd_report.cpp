@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "apps/railkit/subcommands.hpp"
+#include "sweep/html_report.hpp"
 #include "sweep/report.hpp"
 
 extern char** environ;
@@ -11,7 +12,8 @@ namespace railkit::app {
 
 std::function<int()> setup_report(CLI::App& app) {
   auto o = std::make_shared<sweep::ReportOptions>();
-  app.add_option("inputs", o->inputs, "results documents (railkit-bench -J) or `railkit sweep --out` directories")
+  app.add_option("inputs", o->inputs, "results documents (railkit-bench -J) or `railkit sweep --out` directories (with --html also a tune or "
+                 "accept output directory)")
       ->required();
   app.add_option("--format", o->format, "table | markdown | csv")
       ->check(CLI::IsMember({"table", "markdown", "csv"}))
@@ -28,7 +30,13 @@ std::function<int()> setup_report(CLI::App& app) {
   app.add_flag("--allow-sim-vs-measured", o->allow_sim_vs_measured,
                "show simulated (railkit-bench --backend sim) and measured results side by side, simulated values marked "
                "and no winner named across them (refused without it)");
-  return [o] { return sweep::run_report(*o, environ, std::cout); };
+  app.add_option("--html", o->html,
+                 "write one self-contained HTML page (no network: tables sortable by a click, plots embedded as SVG, "
+                 "verdicts with their rules) into OUT.html instead of printing; inputs may also be one `railkit tune "
+                 "--out` directory or one `railkit accept --out` directory (failing nodes first)");
+  return [o] {
+    return o->html.empty() ? sweep::run_report(*o, environ, std::cout) : sweep::run_html_report(*o, environ, std::cout);
+  };
 }
 
 }  // namespace railkit::app
