@@ -11,18 +11,43 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+/// Removes the keys named in `absent` ("count", "time_us.p50") from j: imported documents only.
+void erase_absent(ojson& j, const std::set<std::string>& absent) {
+  for (const auto& key : absent) {
+    const auto dot = key.find('.');
+    if (dot == std::string::npos) {
+      j.erase(key);
+    } else if (auto it = j.find(key.substr(0, dot)); it != j.end() && it->is_object()) {
+      it->erase(key.substr(dot + 1));
+    }
+  }
+}
+
+/// Reads the keys of an imported document's object leniently: a missing key is recorded in
+/// `absent` (as prefix + key) instead of failing; a key that is present must still be valid.
+struct Lenient {
+  bool on = false;  ///< false: every key required, as for railkit-bench documents
+  std::set<std::string>* absent = nullptr;
+  std::string prefix;
+  bool present(const json& obj, const std::string& key) const {
+    if (!on || (obj.is_object() && obj.contains(key))) return true;
+    absent->insert(prefix + key);
+    return false;
+  }
+};
+
 ojson summary_json(const Summary& s) {
   return {{"avg", s.avg}, {"min", s.min}, {"max", s.max}, {"p50", s.p50}, {"p99", s.p99}, {"cv", s.cv}};
 }
 
-Summary summary_from(const json& j, const std::string& where) {
+Summary summary_from(const json& j, const std::string& where, const Lenient& len = {}) {
   Summary s;
   s.avg = field<double>(j, "avg", where);
-  s.min = field<double>(j, "min", where);
-  s.max = field<double>(j, "max", where);
-  s.p50 = field<double>(j, "p50", where);
-  s.p99 = field<double>(j, "p99", where);
-  s.cv = field<double>(j, "cv", where);
+  if (len.present(j, "min")) s.min = field<double>(j, "min", where);
+  if (len.present(j, "max")) s.max = field<double>(j, "max", where);
+  if (len.present(j, "p50")) s.p50 = field<double>(j, "p50", where);
+  if (len.present(j, "p99")) s.p99 = field<double>(j, "p99", where);
+  if (len.present(j, "cv")) s.cv = field<double>(j, "cv", where);
   return s;
 }
 
@@ -47,39 +72,55 @@ ojson record_json(const ResultRecord& r) {
               {"slowest_host", r.ranks.slowest_host}}},
             {"group", r.group ? ojson(*r.group) : ojson(nullptr)},
             {"observed", ojson::parse(json_dump(r.observed))}};
+  erase_absent(j, r.absent);
   return j;
 }
 
-ResultRecord record_from(const json& j, const std::string& where) {
+ResultRecord record_from(const json& j, const std::string& where, bool imported) {
   ResultRecord r;
+  const Lenient len{imported, &r.absent, ""};
   r.op = field<std::string>(j, "op", where);
-  r.dtype = field<std::string>(j, "dtype", where);
-  r.redop = field<std::string>(j, "redop", where);
-  r.root = field<int>(j, "root", where);
+  if (len.present(j, "dtype")) r.dtype = field<std::string>(j, "dtype", where);
+  if (len.present(j, "redop")) r.redop = field<std::string>(j, "redop", where);
+  if (len.present(j, "root")) r.root = field<int>(j, "root", where);
   r.bytes = field<std::uint64_t>(j, "bytes", where);
-  r.count = field<std::uint64_t>(j, "count", where);
+  if (len.present(j, "count")) r.count = field<std::uint64_t>(j, "count", where);
   r.in_place = field<bool>(j, "in_place", where);
-  r.cycle = field_or(j, "cycle", 0, where);
-  r.iters = field_or(j, "iters", 0, where);
-  r.time_us = summary_from(json_member(j, "time_us", where), where + ".time_us");
-  r.algbw_GBps = field<double>(j, "algbw_GBps", where);
-  r.busbw_GBps = field<double>(j, "busbw_GBps", where);
-  json_member(j, "wrong", where);
-  if (const auto wrong = field_opt<std::int64_t>(j, "wrong", where)) r.wrong = *wrong;
-  const std::string kw = where + ".ranks";
-  const json& k = json_member(j, "ranks", where);
-  r.ranks.time_us_min = field<double>(k, "time_us_min", kw);
-  r.ranks.time_us_max = field<double>(k, "time_us_max", kw);
-  r.ranks.slowest_rank = field<int>(k, "slowest_rank", kw);
-  r.ranks.slowest_host = field<std::string>(k, "slowest_host", kw);
-  r.group = field_opt<std::string>(j, "group", where);
-  r.observed = field_or(j, "observed", json(nullptr), where);
+  if (len.present(j, "cycle")) r.cycle = field_or(j, "cycle", 0, where);
+  if (len.present(j, "iters")) r.iters = field_or(j, "iters", 0, where);
+  r.time_us = summary_from(json_member(j, "time_us", where), where + ".time_us", Lenient{imported, &r.absent, "time_us."});
+  if (len.present(j, "algbw_GBps")) r.algbw_GBps = field<double>(j, "algbw_GBps", where);
+  if (len.present(j, "busbw_GBps")) r.busbw_GBps = field<double>(j, "busbw_GBps", where);
+  if (len.present(j, "wrong")) {
+    json_member(j, "wrong", where);
+    if (const auto wrong = field_opt<std::int64_t>(j, "wrong", where)) r.wrong = *wrong;
+  }
+  if (len.present(j, "ranks")) {
+    const std::string kw = where + ".ranks";
+    const json& k = json_member(j, "ranks", where);
+    const Lenient lk{imported, &r.absent, "ranks."};
+    if (lk.present(k, "time_us_min")) r.ranks.time_us_min = field<double>(k, "time_us_min", kw);
+    if (lk.present(k, "time_us_max")) r.ranks.time_us_max = field<double>(k, "time_us_max", kw);
+    if (lk.present(k, "slowest_rank")) r.ranks.slowest_rank = field<int>(k, "slowest_rank", kw);
+    if (lk.present(k, "slowest_host")) r.ranks.slowest_host = field<std::string>(k, "slowest_host", kw);
+  }
+  if (len.present(j, "group")) r.group = field_opt<std::string>(j, "group", where);
+  if (len.present(j, "observed")) r.observed = field_or(j, "observed", json(nullptr), where);
   if (!r.observed.is_null() && !r.observed.is_object())
     throw UsageError(where + ": observed must be an object or null, not " + std::string(r.observed.type_name()));
   return r;
 }
 
 }  // namespace
+
+void refuse_imported(const ResultsDocument& d, const std::string& path, const std::string& what) {
+  if (!is_imported(d)) return;
+  const std::string tool = d.run.imported.is_object() && d.run.imported.contains("tool") && d.run.imported["tool"].is_string()
+                               ? d.run.imported["tool"].get<std::string>()
+                               : d.run.backend;
+  throw UsageError(what + ": " + path + " was imported from " + tool +
+                   "'s log (railkit import), not measured by railkit-bench: it can be reported and compared, never used here");
+}
 
 void update_summary(ResultsDocument& doc) {
   double sum = 0;
@@ -104,7 +145,7 @@ std::string dump_results(const ResultsDocument& d, int indent) {
              {"exit_code", d.error->exit_code},
              {"message", d.error->message},
              {"detail", ojson::parse(json_dump(d.error->detail))}};
-  const ojson j = {{"schema", d.schema},
+  ojson j = {{"schema", d.schema},
        {"simulated", d.simulated},
        {"run",
         {{"label", r.label},
@@ -130,6 +171,14 @@ std::string dump_results(const ResultsDocument& d, int indent) {
          {"errors", d.summary.errors},
          {"complete", d.summary.complete}}},
        {"error", error}};
+  if (is_imported(d)) {
+    ojson& run = j["run"];
+    run["imported"] = ojson::parse(json_dump(r.imported));
+    std::set<std::string> run_keys, summary_keys;
+    for (const auto& k : r.absent) (k.rfind("summary.", 0) == 0 ? summary_keys : run_keys).insert(k.rfind("summary.", 0) == 0 ? k.substr(8) : k);
+    erase_absent(run, run_keys);
+    erase_absent(j["summary"], summary_keys);
+  }
   return json_dump(j, indent) + "\n";
 }
 
@@ -140,19 +189,36 @@ void from_json(const json& j, ResultsDocument& d) {
     if (d.schema != kResultsSchema)
       throw UsageError("unsupported results schema '" + d.schema + "' (expected " + kResultsSchema + ")");
     const json& r = json_member(j, "run", top);
+    d.run.absent.clear();
+    d.run.imported = field_or(r, "imported", json(nullptr), "run");
+    const bool imported = !d.run.imported.is_null();
+    if (imported && !d.run.imported.is_object())
+      throw UsageError("run: imported must be an object or null, not " + std::string(d.run.imported.type_name()));
+    if (imported) {
+      const std::string tool = field<std::string>(d.run.imported, "tool", "run.imported");
+      (void)field<std::string>(d.run.imported, "file", "run.imported");
+      (void)field<std::string>(d.run.imported, "format", "run.imported");
+      if (tool != "nccl-tests" && tool != "imb" && tool != "osu")
+        throw UsageError("run.imported: tool '" + tool + "' is not nccl-tests, imb or osu");
+    }
+    const Lenient len{imported, &d.run.absent, ""};
     d.run.label = field<std::string>(r, "label", "run");
     d.run.backend = field<std::string>(r, "backend", "run");
-    d.run.backend_version = field<std::string>(r, "backend_version", "run");
-    d.run.railkit_version = field_or(r, "railkit_version", "", "run");
-    d.run.nranks = field<int>(r, "nranks", "run");
-    d.run.nnodes = field<int>(r, "nnodes", "run");
-    d.run.hosts = field<std::vector<std::string>>(r, "hosts", "run");
-    d.run.command = field<std::string>(r, "command", "run");
-    d.run.env = field<std::map<std::string, std::string>>(r, "env", "run");
-    d.run.start_time = field_or(r, "start_time", "", "run");
-    d.run.average = field_or(r, "average", "avg", "run");
-    d.run.options = field_or(r, "options", json::object(), "run");
-    d.run.split = field_or(r, "split", json(nullptr), "run");
+    if (imported && d.run.backend != d.run.imported["tool"].get<std::string>())
+      throw UsageError("run: an imported document's backend must be its tool (" + d.run.imported["tool"].get<std::string>() + "), not '" + d.run.backend + "'");
+    if (!imported && (d.run.backend == "nccl-tests" || d.run.backend == "imb" || d.run.backend == "osu"))
+      throw UsageError("run: backend " + d.run.backend + " without run.imported: only railkit import writes such documents");
+    if (len.present(r, "backend_version")) d.run.backend_version = field<std::string>(r, "backend_version", "run");
+    if (len.present(r, "railkit_version")) d.run.railkit_version = field_or(r, "railkit_version", "", "run");
+    if (len.present(r, "nranks")) d.run.nranks = field<int>(r, "nranks", "run");
+    if (len.present(r, "nnodes")) d.run.nnodes = field<int>(r, "nnodes", "run");
+    if (len.present(r, "hosts")) d.run.hosts = field<std::vector<std::string>>(r, "hosts", "run");
+    if (len.present(r, "command")) d.run.command = field<std::string>(r, "command", "run");
+    if (len.present(r, "env")) d.run.env = field<std::map<std::string, std::string>>(r, "env", "run");
+    if (len.present(r, "start_time")) d.run.start_time = field_or(r, "start_time", "", "run");
+    if (len.present(r, "average")) d.run.average = field_or(r, "average", "avg", "run");
+    if (len.present(r, "options")) d.run.options = field_or(r, "options", json::object(), "run");
+    if (len.present(r, "split")) d.run.split = field_or(r, "split", json(nullptr), "run");
     d.run.timing = field_or(r, "timing", "host_clock", "run");
     d.run.timing_method = field_or(r, "timing_method", "back_to_back", "run");
     if (d.run.timing_method != "back_to_back" && d.run.timing_method != "barrier_separated")
@@ -163,14 +229,17 @@ void from_json(const json& j, ResultsDocument& d) {
     d.simulated = field_or(j, "simulated", false, top);
     if (d.run.backend == "sim" && !d.simulated)
       throw UsageError("run.backend is sim but simulated is not true: a simulated run must say so");
+    if (imported && d.simulated) throw UsageError("an imported document cannot say simulated: true");
     d.results.clear();
     const json& results = json_member(j, "results", top);
     if (!results.is_array()) throw UsageError(std::string("results must be an array, not ") + results.type_name());
-    for (std::size_t i = 0; i < results.size(); ++i) d.results.push_back(record_from(results[i], "results[" + std::to_string(i) + "]"));
+    for (std::size_t i = 0; i < results.size(); ++i)
+      d.results.push_back(record_from(results[i], "results[" + std::to_string(i) + "]", imported));
     d.observed = field_or(j, "observed", json::object(), top);
     const json& s = json_member(j, "summary", top);
-    d.summary.avg_busbw_GBps = field<double>(s, "avg_busbw_GBps", "summary");
-    d.summary.errors = field<std::int64_t>(s, "errors", "summary");
+    const Lenient ls{imported, &d.run.absent, "summary."};
+    if (ls.present(s, "avg_busbw_GBps")) d.summary.avg_busbw_GBps = field<double>(s, "avg_busbw_GBps", "summary");
+    if (ls.present(s, "errors")) d.summary.errors = field<std::int64_t>(s, "errors", "summary");
     d.summary.complete = field_or(s, "complete", true, "summary");
     d.error.reset();
     if (j.contains("error") && !j.at("error").is_null()) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,12 @@ struct RunInfo {
   /// --backend sim: the simulated cluster, fidelity, seed and NCCL settings (results/README.md);
   /// null for the other backends.
   nlohmann::json sim = nullptr;
+  /// `railkit import`: {tool, tool_version?, file, sha256, lines, format, derived?, ...} of the log
+  /// this document was made from (results/README.md "Imported documents"); null for railkit-bench.
+  nlohmann::json imported = nullptr;
+  /// Imported documents only: the run keys the source did not print ("command", "hosts" ...),
+  /// left out of the JSON rather than invented. Always empty when `imported` is null.
+  std::set<std::string> absent;
 };
 
 /// Per-rank spread of the per-op average time (each rank's own loop time / iters).
@@ -72,6 +79,10 @@ struct ResultRecord {
   /// What the backend saw of this measurement (sim: the simulated algorithm, protocol, channels,
   /// fabric counters); null when the backend reports nothing per record.
   nlohmann::json observed = nullptr;
+  /// Imported documents only: the record keys the source did not print, left out of the JSON
+  /// ("count", "wrong", "time_us.p50", "ranks.slowest_rank", ...). Empty otherwise.
+  std::set<std::string> absent;
+  bool has(const std::string& key) const { return absent.count(key) == 0; }
 };
 
 /// What ended a run early (timeout, MPI error ...).
@@ -98,6 +109,14 @@ struct ResultsDocument {
   ResultsSummary summary;
   std::optional<ErrorRecord> error;
 };
+
+/// True when the document was made by `railkit import` from another tool's log (run.imported).
+inline bool is_imported(const ResultsDocument& d) { return !d.run.imported.is_null(); }
+
+/// Throws UsageError "WHAT: PATH was imported from TOOL's log (railkit import), not measured by
+/// railkit-bench: ..." for readers that need railkit-bench's own measurements (profiles, tuner,
+/// accept, sweep rounds).
+void refuse_imported(const ResultsDocument& d, const std::string& path, const std::string& what);
 
 /// Recomputes summary.avg_busbw_GBps and summary.errors from results.
 void update_summary(ResultsDocument& doc);

@@ -64,6 +64,10 @@ constexpr Subcommand kSubcommands[] = {
      "results over time in an SQLite file: add documents and sweeps, show a collective and size over time, check "
      "results against the run-to-run band of the last comparable runs (exit 10 on a regression), rebuild",
      railkit::app::setup_history},
+    {"import",
+     "nccl-tests (text or -J JSON), IMB-MPI1 and OSU logs as railkit.results/1 documents (--out DIR), for report "
+     "and compare beside new runs",
+     railkit::app::setup_import},
     {"job",
      "write a Slurm batch script (sbatch) or a Kubeflow MPIJob manifest that runs railkit-bench (arguments after --) "
      "or railkit accept on N nodes",

@@ -16,6 +16,9 @@ std::function<int()> setup_dcqcn(CLI::App& app);
 /// `railkit history add|show|check|rebuild`: results over time, regressions against the run-to-run band (apps/railkit/cmd_history.cpp).
 std::function<int()> setup_history(CLI::App& app);
 
+/// `railkit import`: nccl-tests, IMB-MPI1 and OSU logs as results documents (apps/railkit/cmd_import.cpp).
+std::function<int()> setup_import(CLI::App& app);
+
 /// `railkit job`: a batch script or MPIJob manifest for a bench or accept run (apps/railkit/cmd_job.cpp).
 std::function<int()> setup_job(CLI::App& app);
 

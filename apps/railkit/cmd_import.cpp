@@ -1,0 +1,98 @@
+// `railkit import FILE... --out OUT [--from nccl-tests|imb|osu]`: other tools' logs as
+// railkit.results/1 documents (sweep/import.hpp), one per imported run, for report and compare.
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/railkit/subcommands.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/strings.hpp"
+#include "sweep/import.hpp"
+
+namespace railkit::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ImportCliOptions {
+  std::vector<std::string> inputs;
+  std::string out;
+  std::string from;  ///< empty: detected per file
+  sweep::ImportOptions import;
+};
+
+int run_import(const ImportCliOptions& o) {
+  std::vector<sweep::ImportedDocument> docs;
+  std::vector<std::string> sources;  // the input of each document
+  for (const auto& in : o.inputs) {
+    const std::string text = read_file(in);
+    const sweep::ImportSource src = o.from.empty() ? sweep::detect_import_source(text, in) : sweep::parse_import_source(o.from);
+    sweep::ImportResult r = sweep::import_log(src, text, in, o.import);
+    for (const auto& n : r.notes) std::cerr << "railkit import: note: " << printable(n, 400) << "\n";
+    for (auto& d : r.docs) {
+      sources.push_back(in);
+      docs.push_back(std::move(d));
+    }
+  }
+  if (docs.empty()) throw UsageError("railkit import: nothing to import (every section was skipped)");
+  // --out X.json with one document: that file; otherwise a directory of NAME.json.
+  const fs::path out = o.out;
+  std::vector<fs::path> targets;
+  if (out.extension() == ".json" && !fs::is_directory(out)) {
+    if (docs.size() != 1)
+      throw UsageError("--out " + o.out + ": " + std::to_string(docs.size()) +
+                       " documents to write; a file takes one, give a directory");
+    targets.push_back(out);
+  } else {
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec || !fs::is_directory(out)) throw IoError("--out " + o.out + ": cannot create the directory (" + ec.message() + ")");
+    std::map<std::string, std::string> seen;
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      const std::string file = docs[i].name + ".json";
+      if (auto [it, fresh] = seen.emplace(file, sources[i]); !fresh)
+        throw UsageError("--out " + o.out + ": " + sources[i] + " and " + it->second + " would both write " + file +
+                         ": rename one input or import them into different directories");
+      targets.push_back(out / file);
+    }
+  }
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    const ResultsDocument& d = docs[i].doc;
+    write_file_atomic(targets[i], dump_results(d));
+    std::string what = d.results.empty() ? "" : d.results.front().op;
+    std::cout << "imported " << printable(sources[i]) << " -> " << printable(targets[i].string()) << ": " << d.run.backend;
+    if (d.run.imported.contains("tool_version")) std::cout << " " << d.run.imported["tool_version"].get<std::string>();
+    std::cout << ", " << what << ", " << d.results.size() << " records";
+    if (!d.run.absent.count("nranks")) std::cout << ", " << d.run.nranks << " ranks";
+    if (d.run.imported.contains("derived")) std::cout << " (algbw/busbw derived from bytes and time)";
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> setup_import(CLI::App& app) {
+  auto o = std::make_shared<ImportCliOptions>();
+  app.add_option("files", o->inputs, "nccl-tests output (text, or its -J JSON), IMB-MPI1 output or OSU output, one run per file")
+      ->required();
+  app.add_option("--out", o->out,
+                 "directory that receives one railkit.results/1 document per imported run (NAME.json, NAME the input's "
+                 "stem; IMB: STEM.BENCHMARK.npN); a FILE.json when there is exactly one")
+      ->required();
+  app.add_option("--from", o->from, "the tool that wrote the files (default: detected per file)")
+      ->check(CLI::IsMember({"nccl-tests", "imb", "osu"}));
+  app.add_option("--op", o->import.op,
+                 "the collective, for nccl-tests logs that do not name it (before nccl-tests 2.16 the text has no program "
+                 "name) when the file name does not either");
+  app.add_option("--nranks", o->import.nranks, "ranks of an OSU collective run (OSU prints no rank count)")
+      ->check(CLI::Range(1, 1 << 24));
+  app.add_option("--label", o->import.label, "run.label of every document (default: the input's stem)");
+  return [o] { return run_import(*o); };
+}
+
+}  // namespace railkit::app

@@ -1,0 +1,83 @@
+#pragma once
+// `railkit import`: other tools' benchmark logs (nccl-tests text and -J JSON, IMB-MPI1, OSU
+// micro-benchmarks) as railkit.results/1 documents, so `report` and `compare` put old logs beside
+// new runs. The source's numbers are taken verbatim; what it does not print is left out of the
+// document (ResultRecord::absent, RunInfo::absent), never invented. results/README.md
+// ("Imported documents") documents the mapping. Parsers: import_nccl_tests.cpp, import_imb.cpp,
+// import_osu.cpp; detection and the shared helpers: import.cpp.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/results.hpp"
+
+namespace railkit::sweep {
+
+/// The tools `railkit import` reads; names as --from and run.backend spell them.
+enum class ImportSource { NcclTests, Imb, Osu };
+std::string_view import_source_name(ImportSource s) noexcept;
+/// Parses nccl-tests | imb | osu. Throws UsageError naming --from.
+ImportSource parse_import_source(std::string_view name);
+
+struct ImportOptions {
+  /// The collective when the log does not say it (old nccl-tests logs print no program name):
+  /// all_reduce, all_gather ...; empty = from the log, the file name or the table's shape.
+  std::string op;
+  /// Ranks of an OSU collective run (OSU prints no rank count); 0 = unknown.
+  int nranks = 0;
+  /// run.label; empty = the file name's stem (plus the benchmark for IMB files with several).
+  std::string label;
+};
+
+/// One document made from one input (an IMB file gives one per benchmark and process count).
+struct ImportedDocument {
+  std::string name;  ///< file-name-safe: the file's stem, plus ".Allreduce.np4" for IMB sections
+  ResultsDocument doc;
+};
+
+struct ImportResult {
+  std::vector<ImportedDocument> docs;
+  std::vector<std::string> notes;  ///< sections skipped (an IMB benchmark railkit has no collective for)
+};
+
+/// Which tool wrote `text`. Throws UsageError "FILE:1: cannot tell ..." when it cannot tell.
+ImportSource detect_import_source(std::string_view text, const std::string& file);
+
+/// Parses a log of `source`. `file` is the name used in messages and run.imported.file.
+/// Throws UsageError "FILE:LINE: what is wrong" (exit 6) on malformed input.
+ImportResult import_log(ImportSource source, std::string_view text, const std::string& file, const ImportOptions& o);
+
+ImportResult import_nccl_tests(std::string_view text, const std::string& file, const ImportOptions& o);
+ImportResult import_imb(std::string_view text, const std::string& file, const ImportOptions& o);
+ImportResult import_osu(std::string_view text, const std::string& file, const ImportOptions& o);
+
+namespace import_detail {
+
+/// The input's lines without their line ends ("\r\n" too); line i is lines[i - 1].
+std::vector<std::string_view> lines_of(std::string_view text);
+/// Throws UsageError "FILE:LINE: message".
+[[noreturn]] void fail(const std::string& file, std::size_t line, const std::string& message);
+/// A printed number, finite and >= 0 (a time, a bandwidth); throws via fail otherwise.
+double number(std::string_view tok, const std::string& file, std::size_t line, std::string_view what);
+/// A printed non-negative integer; throws via fail otherwise.
+std::uint64_t whole(std::string_view tok, const std::string& file, std::size_t line, std::string_view what);
+/// A new imported document: run.imported {tool, file, format, lines, bytes, railkit_version},
+/// label, backend = tool, and every run key absent except label, backend, timing, timing_method
+/// and sim; summary keys absent. Parsers fill in and un-mark what the source printed.
+ResultsDocument new_document(ImportSource tool, const std::string& file, std::string_view text, std::string_view format);
+/// Marks a run key as known (removes it from run.absent).
+void known(ResultsDocument& d, const std::string& key);
+/// A record with every optional key absent except op, bytes, in_place and time_us.avg.
+ResultRecord new_record(std::string op, std::uint64_t bytes, bool in_place, double time_us_avg, std::size_t line);
+/// Sets algbw = bytes / time and busbw = algbw x factor(op, nranks) (nranks 0: busbw left out
+/// unless the factor does not depend on it), and lists them in run.imported.derived.
+void derive_bandwidth(ResultsDocument& d, ResultRecord& r, int nranks);
+/// MPI datatype names (MPI_FLOAT ...) as railkit dtypes; "" when railkit has none.
+std::string dtype_of_mpi(std::string_view mpi);
+/// "file.log" -> "file": a file-name-safe stem.
+std::string stem_of(const std::string& file);
+
+}  // namespace import_detail
+
+}  // namespace railkit::sweep
