@@ -510,9 +510,15 @@ std::vector<Judgement> check(const std::vector<Point>& targets, const std::vecto
     std::vector<double> hist;
     const auto it = by_key.find(t.key);
     if (it != by_key.end()) {
-      for (auto p = it->second.rbegin(); p != it->second.rend() && static_cast<int>(hist.size()) < rule.last; ++p) {
+      // Before it: a document in the database, the points ahead of it (start time, then the order
+      // they were added: start times have whole seconds); another, the ones that started no later.
+      const auto& ps = it->second;
+      const auto self = std::find_if(ps.begin(), ps.end(), [&](const Point* p) { return p->content_hash == t.content_hash; });
+      std::vector<const Point*> before;
+      for (auto p = ps.begin(); p != (self != ps.end() ? self : ps.end()); ++p)
+        if (self != ps.end() || !(t.start_time < (*p)->start_time)) before.push_back(*p);
+      for (auto p = before.rbegin(); p != before.rend() && static_cast<int>(hist.size()) < rule.last; ++p) {
         const Point& h = **p;
-        if (h.content_hash == t.content_hash || !(h.start_time < t.start_time)) continue;
         if (h.wrong > 0 || !std::isfinite(h.busbw_GBps)) continue;
         hist.push_back(h.busbw_GBps);
       }

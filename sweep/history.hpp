@@ -152,8 +152,9 @@ struct Judgement {
 /// Median, then the band, then the verdict of `value` against `history` (busbw values, GB/s).
 Judgement judge(const Point& p, const std::vector<double>& history, const BandRule& rule);
 
-/// Judges each of `targets` against the points of `all` with the same key that started before it
-/// (never the same document), newest `rule.last` of them. Points with wrong values are never
+/// Judges each of `targets` against the newest `rule.last` points of `all` (oldest first) with the
+/// same key before it: for a document that `all` holds, the points ahead of it; for another, those
+/// that started no later (never the same document). Points with wrong values are never
 /// history; a target with wrong values cannot be judged.
 std::vector<Judgement> check(const std::vector<Point>& targets, const std::vector<Point>& all, const BandRule& rule);
 

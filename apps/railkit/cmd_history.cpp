@@ -1,4 +1,5 @@
 // `railkit history add|show|check|rebuild`: results over time in an SQLite file (sweep/history.hpp).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -86,7 +87,7 @@ int run_show(const HistoryCli& c) {
   q.nranks = c.nranks;
   q.last = c.last;
   hist::Db db(db_path(c));
-  const auto pts = db.points(q);
+  auto pts = db.points(q);
   if (c.format == "json") {
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
     for (const auto& p : pts)
@@ -129,6 +130,7 @@ int run_show(const HistoryCli& c) {
     std::cout << fmt::format("no {} at {} in the history\n", c.op, format_bytes(q.bytes));
     return 0;
   }
+  std::stable_sort(pts.begin(), pts.end(), [](const auto& x, const auto& y) { return x.key < y.key; });  // a block per key
   hist::Key shown;
   bool first = true;
   for (const auto& p : pts) {

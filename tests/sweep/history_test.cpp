@@ -195,6 +195,24 @@ TEST(History, BandRuleFlagsARegressionNotNoiseAndSaysWhenItCannotJudge) {
   EXPECT_EQ(last.verdict, Verdict::WithinBand);
 }
 
+TEST(History, RunsStartedInTheSameSecondFollowTheOrderTheyWereAdded) {
+  TempDir tmp;
+  Db db(tmp.path / "h.sqlite");
+  for (int i = 0; i < 4; ++i) {  // start times have whole seconds: quick runs share one
+    const auto in = write_input(tmp.path, fmt::format("r{}.json", i), run_doc(10 + 0.01 * i, 1));
+    db.add(in.doc, in.path, in.content_hash);
+  }
+  const auto all = db.all_points();
+  const auto js = check(newest_per_key(all), all, BandRule{});
+  ASSERT_EQ(js.size(), 1u);
+  EXPECT_EQ(js[0].runs, 3);
+  EXPECT_EQ(js[0].verdict, Verdict::WithinBand);
+  EXPECT_EQ(check({all[1]}, all, BandRule{}).at(0).runs, 1);  // only r0 is ahead of r1
+  // A document outside the database that started in that second is judged against all of them.
+  const auto out = write_input(tmp.path, "x.json", run_doc(5, 1));
+  EXPECT_EQ(check(points_of(out), all, BandRule{}).at(0).verdict, Verdict::Regression);
+}
+
 TEST(History, AWideHistoryWidensTheBand) {
   Point p;
   p.busbw_GBps = 8.0;
