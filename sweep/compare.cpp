@@ -134,6 +134,39 @@ void check_sim_vs_measured(const Comparison& c, bool allowed) {
                                shown(sim), shown(real)));
 }
 
+/// run.timing_method of a configuration's documents: the one they share, "mixed" when they differ,
+/// "" without documents.
+std::string timing_method_of(const CompareInput& in) {
+  std::string m;
+  for (const RoundDoc& rd : in.rounds) {
+    if (m.empty()) m = rd.doc.run.timing_method;
+    else if (m != rd.doc.run.timing_method) return "mixed";
+  }
+  return m;
+}
+
+/// The note of a comparison across timing methods, naming which configurations used which; ""
+/// when every configuration with results used one method.
+std::string timing_methods_note(const Comparison& c) {
+  std::map<std::string, std::vector<std::string>> by_method;
+  for (std::size_t i = 0; i < c.inputs.size(); ++i)
+    if (c.has_results[i]) by_method[c.timing_methods[i]].push_back(fmt::format("[{}] {}", i + 1, c.inputs[i].name));
+  if (by_method.size() < 2) return {};
+  static const std::map<std::string, std::string> kShown = {
+      {"back_to_back", "back-to-back (as nccl-tests)"},
+      {"barrier_separated", "barrier-separated (railkit-bench --sync, IMB-MPI1, OSU)"},
+      {"mixed", "mixed (rounds of both methods)"}};
+  std::vector<std::string> parts;
+  for (const auto& [m, names] : by_method) {
+    const auto it = kShown.find(m);
+    parts.push_back(fmt::format("{} {}", join(names, ", "), it != kShown.end() ? it->second : m));
+  }
+  return fmt::format("TIMING METHODS DIFFER: {}; times of the two methods differ by up to tens of percent whatever "
+                     "the settings, so ratios across methods are shown without an interval and no winner is named "
+                     "across methods (run.timing_method)",
+                     join(parts, "; "));
+}
+
 /// Sets c.baseline (the named configuration, or the first with results) and its name.
 void choose_baseline(Comparison& c, const std::string& baseline) {
   const size_t n = c.inputs.size();
@@ -283,7 +316,8 @@ void judge(Comparison& c) {
   const size_t b = *c.baseline;
   const auto pairs_with_baseline = [&](size_t i) {
     return i != b && c.has_results[i] && !c.inputs[i].series.empty() && c.inputs[i].series == c.inputs[b].series &&
-           c.simulated[i] == c.simulated[b];  // a model and a measurement are never paired
+           c.simulated[i] == c.simulated[b] &&  // a model and a measurement are never paired
+           c.timing_methods[i] == c.timing_methods[b] && c.timing_methods[i] != "mixed";  // nor two timing methods
   };
   c.intervals = 0;
   for (const auto& tab : c.tables)
@@ -400,10 +434,12 @@ Comparison compare(std::vector<CompareInput> inputs, const CompareOptions& optio
                                       [](const RoundDoc& rd) { return launch::is_simulated(rd.doc); }) ||
                           (in.doc && launch::is_simulated(*in.doc)));
     c.max_rounds = std::max(c.max_rounds, static_cast<int>(in.rounds.size()));
+    c.timing_methods.push_back(timing_method_of(in));
   }
   if (std::none_of(c.has_results.begin(), c.has_results.end(), [](bool b) { return b; }))
     throw UsageError("nothing to compare: no configuration has results");
   check_sim_vs_measured(c, options.allow_sim_vs_measured);
+  if (std::string note = timing_methods_note(c); !note.empty()) c.notes.push_back(std::move(note));
   choose_baseline(c, options.baseline);
   c.tables = build_tables(c);
   c.grouped = std::any_of(c.tables.begin(), c.tables.end(), [](const CompareTable& t) {

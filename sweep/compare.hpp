@@ -125,6 +125,11 @@ struct Comparison {
   /// labels simulated values so; simulated and measured ones together only with
   /// CompareOptions::allow_sim_vs_measured.
   std::vector<bool> simulated;
+  /// Per configuration: how its documents timed iterations (run.timing_method: back_to_back or
+  /// barrier_separated; "mixed" when its rounds differ; "" without results). Configurations of
+  /// different methods are never paired, so no winner is named across methods, and a note names
+  /// which used which.
+  std::vector<std::string> timing_methods;
   std::size_t with_results() const;   ///< configurations with results
   bool any_simulated() const;         ///< some configuration with results is simulated
   bool all_simulated() const;         ///< every configuration with results is simulated (and there is one)
@@ -141,11 +146,11 @@ struct CompareOptions {
   bool allow_sim_vs_measured = false;
 };
 
-/// Builds the comparison. A row's winner is the configuration (not inert) with the best ratio
-/// whose interval lies entirely on the better side of 1; the intervals are simultaneous: each at
-/// bonferroni_confidence(0.95, number of intervals). Throws UsageError when `baseline` names no
-/// input, when no input has results, or when simulated and measured results meet without
-/// allow_sim_vs_measured.
+/// Builds the comparison. A row's winner is the configuration (not inert, timed by the baseline's
+/// method) with the best ratio whose interval lies entirely on the better side of 1; the
+/// intervals are simultaneous: each at bonferroni_confidence(0.95, number of intervals). Throws
+/// UsageError when `baseline` names no input, when no input has results, or when simulated and
+/// measured results meet without allow_sim_vs_measured.
 Comparison compare(std::vector<CompareInput> inputs, const CompareOptions& options);
 Comparison compare(std::vector<CompareInput> inputs, const std::string& baseline);
 

@@ -499,6 +499,48 @@ TEST(Compare, PlotSeries) {
   EXPECT_FALSE(s[2].contains("lo"));  // one round: no spread
 }
 
+/// `in` with every document timed barrier-separated (railkit-bench --sync, IMB, OSU).
+CompareInput barrier_separated(CompareInput in) {
+  for (RoundDoc& rd : in.rounds) rd.doc.run.timing_method = "barrier_separated";
+  if (in.doc) in.doc->run.timing_method = "barrier_separated";
+  return in;
+}
+
+TEST(Compare, TimingMethodsAreNotedAndNoWinnerIsNamedAcrossThem) {
+  // "sync" would clear the baseline by far, but it timed each operation alone: not comparable.
+  const std::vector<std::uint64_t> sizes = {1024, 65536};
+  const Comparison c = compare({rounds_input("base", sizes, {{1.0, 10}, {1.1, 11}, {0.9, 9}}),
+                                barrier_separated(rounds_input("sync", sizes, {{2.0, 20}, {2.3, 22}, {1.9, 19}})),
+                                rounds_input("fast", sizes, {{2.0, 10.2}, {2.3, 10.8}, {1.9, 9.1}})},
+                               "");
+  EXPECT_EQ(c.timing_methods, (std::vector<std::string>{"back_to_back", "barrier_separated", "back_to_back"}));
+  EXPECT_EQ(c.intervals, 2);  // fast's, one per size; none for sync
+  for (const auto& row : c.tables[0].rows) {
+    EXPECT_FALSE(row.cells[1].interval.has_value());
+    EXPECT_TRUE(row.cells[1].ratio.has_value());  // of the values, for reading only
+    EXPECT_NE(row.winner, std::optional<std::size_t>(1u));
+  }
+  EXPECT_EQ(c.tables[0].rows[0].winner, 2u);  // the same method as the baseline can still win
+  const std::string note =
+      "TIMING METHODS DIFFER: [1] base, [3] fast back-to-back (as nccl-tests); [2] sync barrier-separated (railkit-bench "
+      "--sync, IMB-MPI1, OSU); times of the two methods differ by up to tens of percent whatever the settings, so ratios "
+      "across methods are shown without an interval and no winner is named across methods (run.timing_method)";
+  EXPECT_NE(std::find(c.notes.begin(), c.notes.end(), note), c.notes.end()) << ::testing::PrintToString(c.notes);
+  EXPECT_NE(render_comparison(c, "table").find("note: " + note), std::string::npos) << render_comparison(c, "table");
+  // Only the other method against the baseline: no interval and no winner at any size.
+  const Comparison two = compare({input("a", {{"all_reduce", 1024, false, 1.0}}),
+                                  barrier_separated(input("b", {{"all_reduce", 1024, false, 9.0}}))},
+                                 "");
+  EXPECT_EQ(two.tables[0].rows[0].verdict, RowVerdict::NoInterval);
+  EXPECT_EQ(two.notes.size(), 1u);
+  // One method throughout: no note.
+  EXPECT_TRUE(compare(three(), "").notes.empty());
+  EXPECT_TRUE(compare({barrier_separated(input("a", {{"all_reduce", 1024, false, 1.0}})),
+                       barrier_separated(input("b", {{"all_reduce", 1024, false, 2.0}}))},
+                      "")
+                  .notes.empty());
+}
+
 TEST(Compare, Geomean) {
   EXPECT_FALSE(geomean({}).has_value());
   EXPECT_NEAR(*geomean({1, 4, 16}), 4.0, 1e-12);
