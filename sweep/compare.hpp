@@ -169,8 +169,18 @@ std::optional<double> geomean(const std::vector<double>& values);
 inline constexpr std::string_view kCompareFormats[] = {"table", "markdown", "csv"};
 std::string render_comparison(const Comparison& c, std::string_view format);
 
+/// What a plot knows beyond the comparison: the NIC line rate when the run knows it (a sweep's
+/// probed topology); simulated documents bring their own (run.sim.cluster.link_rate_Gbps).
+struct PlotContext {
+  std::optional<double> line_rate_Gbps;  ///< per NIC, Gb/s; unset = unknown (never guessed)
+  std::string line_rate_source;          ///< where it came from, for the legend
+};
+
 /// The series to plot (`railkit.plot-series/1`): per table, per configuration and group, the
-/// (bytes, value) points, with the spread over rounds and the slowest group marked.
-nlohmann::json plot_series(const Comparison& c);
+/// (bytes, value) points, with the spread over rounds and the slowest group marked; per series
+/// also time_us p50 and p99 (median over rounds of the mean over cycles) for the latency panel;
+/// the measured sizes; the title block (labels, backends, ranks, nodes, hosts, dates,
+/// simulated); the line rate (Gb/s and GB/s) when known.
+nlohmann::json plot_series(const Comparison& c, const PlotContext& ctx = {});
 
 }  // namespace railkit::sweep

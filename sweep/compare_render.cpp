@@ -3,6 +3,7 @@
 #include "sweep/compare.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
 
@@ -371,13 +373,86 @@ std::string render_comparison(const Comparison& c, std::string_view format) {
   throw UsageError("--format " + std::string(format) + ": expected table, markdown or csv");
 }
 
-json plot_series(const Comparison& c) {
+namespace {
+
+/// Distinct values in order of first appearance.
+template <class T>
+void add_distinct(json& arr, const T& v) {
+  if (std::find(arr.begin(), arr.end(), json(v)) == arr.end()) arr.push_back(v);
+}
+
+/// What the title of a plot says: per configuration with results, its runs' labels, backends,
+/// ranks, nodes, hosts and dates (distinct values).
+json plot_title_block(const Comparison& c) {
+  json t = {{"configs", json::array()},   {"labels", json::array()}, {"backends", json::array()},
+            {"backend_versions", json::array()}, {"nranks", json::array()}, {"nnodes", json::array()},
+            {"hosts", json::array()},     {"dates", json::array()},  {"timing_methods", json::array()}};
+  std::set<std::string> dates;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!c.has_results[i]) continue;
+    t["configs"].push_back(c.inputs[i].name);
+    for (const auto& rd : c.inputs[i].rounds) {
+      const RunInfo& run = rd.doc.run;
+      if (!run.label.empty()) add_distinct(t["labels"], run.label);
+      if (!run.backend.empty()) add_distinct(t["backends"], run.backend);
+      if (!run.backend_version.empty()) add_distinct(t["backend_versions"], run.backend_version);
+      if (run.nranks > 0) add_distinct(t["nranks"], run.nranks);
+      if (run.nnodes > 0) add_distinct(t["nnodes"], run.nnodes);
+      for (const auto& h : run.hosts) add_distinct(t["hosts"], h);
+      if (run.start_time.size() >= 10) dates.insert(run.start_time.substr(0, 10));
+      add_distinct(t["timing_methods"], run.timing_method);
+    }
+  }
+  for (const auto& d : dates) t["dates"].push_back(d);
+  t["simulated"] = c.all_simulated() ? "all" : c.any_simulated() ? "some" : "none";
+  return t;
+}
+
+/// The NIC line rate: the context's, else the simulated cluster's when every configuration is
+/// simulated on clusters of one link rate; null when unknown.
+json plot_line_rate(const Comparison& c, const PlotContext& ctx) {
+  std::optional<double> rate = ctx.line_rate_Gbps;
+  std::string source = ctx.line_rate_source;
+  if (!rate && c.all_simulated()) {
+    std::set<double> rates;
+    std::set<std::string> clusters;
+    bool all_known = true;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      if (!c.has_results[i]) continue;
+      for (const auto& rd : c.inputs[i].rounds) {
+        const json& sim = rd.doc.run.sim;
+        const json* cl = sim.is_object() && sim.contains("cluster") && sim["cluster"].is_object() ? &sim["cluster"] : nullptr;
+        if (!cl || !cl->contains("link_rate_Gbps") || !(*cl)["link_rate_Gbps"].is_number()) {
+          all_known = false;
+          continue;
+        }
+        rates.insert((*cl)["link_rate_Gbps"].get<double>());
+        if (cl->contains("name") && (*cl)["name"].is_string()) clusters.insert((*cl)["name"].get<std::string>());
+      }
+    }
+    if (all_known && rates.size() == 1) {
+      rate = *rates.begin();
+      source = "run.sim.cluster.link_rate_Gbps" +
+               (clusters.empty() ? std::string() : " of " + join(std::vector<std::string>(clusters.begin(), clusters.end()), ", "));
+    }
+  }
+  if (!rate || *rate <= 0) return nullptr;
+  return json{{"Gbps", *rate}, {"GBps", *rate / 8}, {"source", source}};
+}
+
+}  // namespace
+
+json plot_series(const Comparison& c, const PlotContext& ctx) {
   json panels = json::array();
   const bool higher = higher_is_better(c.metric);
+  std::set<std::uint64_t> all_sizes;
   for (const auto& tab : c.tables) {
     std::vector<std::string> groups;
-    for (const auto& row : tab.rows)
+    std::set<std::uint64_t> sizes;
+    for (const auto& row : tab.rows) {
       if (std::find(groups.begin(), groups.end(), row.group) == groups.end()) groups.push_back(row.group);
+      sizes.insert(row.bytes);
+    }
     std::sort(groups.begin(), groups.end(), natural_less);
     json series = json::array();
     for (size_t i = 0; i < c.inputs.size(); ++i) {
@@ -389,8 +464,28 @@ json plot_series(const Comparison& c) {
       std::string slowest;
       for (const auto& [g, k] : slow_count)
         if (slowest.empty() || k > slow_count[slowest]) slowest = g;
+      // time_us p50 and p99 per (group, bytes): per round the mean over cycles, then the median of the rounds.
+      std::map<std::pair<std::string, std::uint64_t>, std::map<int, std::array<double, 3>>> lat;
+      for (const auto& rd : c.inputs[i].rounds)
+        for (const auto& r : rd.doc.results) {
+          if (r.op != tab.op || r.dtype != tab.dtype || r.redop != tab.redop || r.in_place != tab.in_place) continue;
+          auto& acc = lat[{r.group.value_or(""), r.bytes}][rd.round];
+          acc[0] += r.time_us.p50;
+          acc[1] += r.time_us.p99;
+          acc[2] += 1;
+        }
+      const auto latency = [&](const std::string& g, std::uint64_t b, int which) -> json {
+        const auto it = lat.find({g, b});
+        if (it == lat.end()) return nullptr;
+        std::vector<double> v;
+        for (const auto& [round, acc] : it->second)
+          if (acc[which] > 0) v.push_back(acc[which] / acc[2]);
+        if (v.empty()) return nullptr;
+        return median(v);
+      };
       for (const auto& g : groups) {
         json bytes = json::array(), vals = json::array(), lo = json::array(), hi = json::array();
+        json p50 = json::array(), p99 = json::array();
         bool spread = false;
         for (const auto& row : tab.rows) {
           if (row.group != g || !row.cells[i].value) continue;
@@ -404,9 +499,12 @@ json plot_series(const Comparison& c) {
           spread = spread || row.cells[i].rounds.size() > 1;
           lo.push_back(mn);
           hi.push_back(mx);
+          p50.push_back(latency(g, row.bytes, 0));
+          p99.push_back(latency(g, row.bytes, 1));
         }
         if (bytes.empty()) continue;
         json s = {{"name", tag(i) + " " + c.inputs[i].name + (g.empty() ? "" : " " + g)},
+                  {"tag", tag(i)},
                   {"config", c.inputs[i].name},
                   {"group", g},
                   {"baseline", c.baseline && *c.baseline == i},
@@ -414,7 +512,8 @@ json plot_series(const Comparison& c) {
                   {"inert", c.inert[i]},
                   {"simulated", simulated_at(c, i)},
                   {"bytes", bytes},
-                  {"values", vals}};
+                  {"values", vals},
+                  {"time_us", {{"p50", p50}, {"p99", p99}}}};
         if (spread) {
           s["lo"] = lo;
           s["hi"] = hi;
@@ -422,7 +521,14 @@ json plot_series(const Comparison& c) {
         series.push_back(std::move(s));
       }
     }
-    panels.push_back({{"title", tab.title()}, {"series", series}});
+    all_sizes.insert(sizes.begin(), sizes.end());
+    panels.push_back({{"title", tab.title()},
+                      {"op", tab.op},
+                      {"dtype", tab.dtype},
+                      {"redop", tab.redop},
+                      {"placement", tab.in_place ? "in-place" : "out-of-place"},
+                      {"sizes", json(std::vector<std::uint64_t>(sizes.begin(), sizes.end()))},
+                      {"series", series}});
   }
   return json{{"schema", "railkit.plot-series/1"},
               {"baseline", c.baseline_name},
@@ -430,6 +536,9 @@ json plot_series(const Comparison& c) {
               {"ylabel", metric_title(c.metric)},
               {"higher_is_better", higher},
               {"simulated", c.all_simulated() ? "all" : c.any_simulated() ? "some" : "none"},
+              {"sizes", json(std::vector<std::uint64_t>(all_sizes.begin(), all_sizes.end()))},
+              {"title", plot_title_block(c)},
+              {"line_rate", plot_line_rate(c, ctx)},
               {"panels", panels}};
 }
 

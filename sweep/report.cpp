@@ -213,9 +213,45 @@ PlotTool find_plot_tool(const ReportOptions& o) {
   throw UnavailableError("--plot: scripts/plot_results.py not found next to railkit or in the source tree; pass --plot-script");
 }
 
-void write_plot(const Comparison& c, const fs::path& file, const PlotTool& tool, char* const* envp) {
+namespace {
+
+/// Refuses a --plot file that is not .png, .svg or .pdf, and a --plot-yscale that is not log or linear.
+void check_plot_target(const fs::path& file, const std::string& yscale) {
   const std::string ext = file.extension().string();
-  if (ext != ".png" && ext != ".svg") throw UsageError("--plot " + file.string() + ": the file must end in .png or .svg");
+  if (ext != ".png" && ext != ".svg" && ext != ".pdf")
+    throw UsageError("--plot " + file.string() + ": the file must end in .png, .svg or .pdf");
+  if (yscale != "log" && yscale != "linear") throw UsageError("--plot-yscale " + yscale + ": expected log or linear");
+}
+
+}  // namespace
+
+PlotContext plot_context(const SweepDocument& doc) {
+  PlotContext ctx;
+  const nlohmann::json& t = doc.topology;
+  if (t.is_object() && t.contains("nic_rate_Gbps") && t["nic_rate_Gbps"].is_number() &&
+      t.value("measured_node", false)) {
+    ctx.line_rate_Gbps = t["nic_rate_Gbps"].get<double>();
+    ctx.line_rate_source = "NIC port rate probed on " + t.value("host", std::string("the measured node"));
+  }
+  return ctx;
+}
+
+PlotContext plot_context(const std::vector<std::string>& inputs) {
+  std::optional<PlotContext> agreed;
+  for (const auto& path : inputs) {
+    std::error_code ec;
+    if (!fs::is_directory(path, ec) || !fs::exists(fs::path(path) / "sweep.json")) return {};
+    const PlotContext ctx = plot_context(load_sweep(path));
+    if (!ctx.line_rate_Gbps) return {};
+    if (agreed && *agreed->line_rate_Gbps != *ctx.line_rate_Gbps) return {};
+    if (!agreed) agreed = ctx;
+  }
+  return agreed.value_or(PlotContext{});
+}
+
+void write_plot(const Comparison& c, const fs::path& file, const PlotTool& tool, char* const* envp,
+                const PlotContext& ctx) {
+  check_plot_target(file, tool.yscale);
   check_writable(file, "--plot");
 
   std::string tmpl = (fs::temp_directory_path() / "railkit-plot-XXXXXX").string();
@@ -232,10 +268,10 @@ void write_plot(const Comparison& c, const fs::path& file, const PlotTool& tool,
       fs::remove(b, ec);
     }
   } cleanup{series, err};
-  write_file_atomic(series, json_dump(plot_series(c)) + "\n");
+  write_file_atomic(series, json_dump(plot_series(c, ctx)) + "\n");
 
   LaunchSpec spec;
-  spec.argv = {tool.python, tool.script, "--series", series.string(), "--out", file.string()};
+  spec.argv = {tool.python, tool.script, "--series", series.string(), "--out", file.string(), "--yscale", tool.yscale};
   spec.stderr_path = err;
   spec.stdout_path = "/dev/null";
   spec.timeout_s = 300;
@@ -252,10 +288,11 @@ void write_plot(const Comparison& c, const fs::path& file, const PlotTool& tool,
 }
 
 PlotTool prepare_plot(const ReportOptions& o) {
-  const std::string ext = fs::path(o.plot).extension().string();
-  if (ext != ".png" && ext != ".svg") throw UsageError("--plot " + o.plot + ": the file must end in .png or .svg");
+  check_plot_target(o.plot, o.plot_yscale);
   check_writable(o.plot, "--plot");
-  return find_plot_tool(o);
+  PlotTool t = find_plot_tool(o);
+  t.yscale = o.plot_yscale;
+  return t;
 }
 
 int run_report(const ReportOptions& o, char* const* envp, std::ostream& out) {
@@ -263,6 +300,7 @@ int run_report(const ReportOptions& o, char* const* envp, std::ostream& out) {
     throw UsageError("--format " + o.format + ": expected table, markdown or csv");
   std::optional<PlotTool> tool;
   if (!o.plot.empty()) tool = prepare_plot(o);
+  if (!o.plot_series_file.empty()) check_writable(o.plot_series_file, "--plot-series");
   CompareOptions co;
   co.metric = parse_metric(o.metric);
   co.allow_sim_vs_measured = o.allow_sim_vs_measured;
@@ -271,7 +309,11 @@ int run_report(const ReportOptions& o, char* const* envp, std::ostream& out) {
   co.baseline = o.baseline.empty() ? sweep_baseline : o.baseline;
   const Comparison c = compare(std::move(inputs), co);
   out << render_comparison(c, o.format) << std::flush;
-  if (tool) write_plot(c, o.plot, *tool, envp);
+  if (tool || !o.plot_series_file.empty()) {
+    const PlotContext ctx = plot_context(o.inputs);
+    if (!o.plot_series_file.empty()) write_file_atomic(o.plot_series_file, json_dump(plot_series(c, ctx)) + "\n");
+    if (tool) write_plot(c, o.plot, *tool, envp, ctx);
+  }
   return 0;
 }
 

@@ -24,7 +24,14 @@ std::function<int()> setup_report(CLI::App& app) {
   app.add_option("--metric", o->metric, "what is shown: busbw | algbw | time | p50 | p99")
       ->check(CLI::IsMember({"busbw", "algbw", "time", "p50", "p99"}))
       ->capture_default_str();
-  app.add_option("--plot", o->plot, "also draw the metric against size into FILE.png or FILE.svg (python3-matplotlib)");
+  app.add_option("--plot", o->plot,
+                 "also draw the metric and time_us (p50, p50-p99 band) against size into FILE.png, FILE.svg or FILE.pdf "
+                 "(python3-matplotlib)");
+  app.add_option("--plot-yscale", o->plot_yscale, "y axis of the plot's metric panels: log | linear")
+      ->check(CLI::IsMember({"log", "linear"}))
+      ->capture_default_str();
+  app.add_option("--plot-series", o->plot_series_file,
+                 "also write what --plot draws, the railkit.plot-series/1 JSON, into FILE (no matplotlib needed)");
   app.add_option("--python", o->python, "Python interpreter for the plot (default: /usr/bin/python3, else python3)");
   app.add_option("--plot-script", o->plot_script, "plot script (default: scripts/plot_results.py)");
   app.add_flag("--allow-sim-vs-measured", o->allow_sim_vs_measured,

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@ struct SweepCli {
   std::string plot;
   std::string python;
   std::string plot_script;
+  std::string plot_yscale = "log";
   std::string prom;
   std::vector<std::string> bench_args;
 };
@@ -62,6 +64,18 @@ nlohmann::json rails_source(const topo::Topology& t, const std::string& topo_roo
                       {"root", std::filesystem::absolute(topo_root).lexically_normal().string()},
                       {"host", t.host},
                       {"measured_node", here && launch::single_host(l)}};
+  // The line rate of the rail NICs (every NIC when none is a rail), when all report one rate:
+  // `railkit report --plot` draws it as the reference line (when measured_node).
+  std::set<double> rates;
+  bool all_known = true;
+  const bool any_rail = std::any_of(t.nics.begin(), t.nics.end(), [](const topo::Nic& n) { return n.rail; });
+  for (const auto& n : t.nics) {
+    if (any_rail && !n.rail) continue;
+    const topo::Port* p = n.main_port();
+    if (p && p->rate_Gbps) rates.insert(*p->rate_Gbps);
+    else all_known = false;
+  }
+  if (all_known && rates.size() == 1) j["nic_rate_Gbps"] = *rates.begin();
   if (!here)
     j["note"] = fmt::format("--preset rails took its rails from --topo-root {} (host {} of that tree), not from the "
                             "measured node: the NICs it names may not be the measured nodes'",
@@ -115,6 +129,7 @@ int run(const SweepCli& cli) {
   plot.plot = cli.plot;
   plot.python = cli.python;
   plot.plot_script = cli.plot_script;
+  plot.plot_yscale = cli.plot_yscale;
   std::optional<sweep::PlotTool> tool;
   if (!cli.plot.empty()) tool = sweep::prepare_plot(plot);
   launch::preflight(o.launcher, environ);  // the launcher can start the job: before anything runs
@@ -135,7 +150,7 @@ int run(const SweepCli& cli) {
     co.notes = sweep::sweep_notes(res.doc);
     const sweep::Comparison c = sweep::compare(std::move(inputs), co);
     std::cout << sweep::render_comparison(c, cli.format) << std::flush;
-    if (tool) sweep::write_plot(c, cli.plot, *tool, environ);
+    if (tool) sweep::write_plot(c, cli.plot, *tool, environ, sweep::plot_context(res.doc));
   } else {
     std::cout << "no configuration produced results: nothing to compare\n";
   }
@@ -189,8 +204,11 @@ std::function<int()> setup_sweep(CLI::App& app) {
       ->check(CLI::IsMember({"busbw", "algbw", "time", "p50", "p99"}))
       ->capture_default_str();
   app.add_option("--plot", cli->plot,
-                 "also draw the metric against size into FILE.png or FILE.svg (python3-matplotlib), as railkit report "
-                 "--plot does");
+                 "also draw the metric and time_us against size into FILE.png, FILE.svg or FILE.pdf "
+                 "(python3-matplotlib), as railkit report --plot does");
+  app.add_option("--plot-yscale", cli->plot_yscale, "y axis of the plot's metric panels: log | linear")
+      ->check(CLI::IsMember({"log", "linear"}))
+      ->capture_default_str();
   app.add_option("--python", cli->python, "Python interpreter for the plot (default: /usr/bin/python3, else python3)");
   app.add_option("--plot-script", cli->plot_script, "plot script (default: scripts/plot_results.py)");
   app.add_option("--prom", cli->prom,

@@ -548,5 +548,48 @@ TEST(Compare, Geomean) {
   EXPECT_FALSE(ratio(std::nullopt, 1.0).has_value());
 }
 
+TEST(Compare, PlotSeriesCarriesLatencyTitleSizesAndLineRate) {
+  // Two rounds: time_us p50/p99 per round (the mean over cycles), then the median of the rounds.
+  CompareInput in = rounds_input("x", {8, 1024}, {{1, 2}, {1.1, 2.1}, {0.9, 1.9}});
+  const double p50[3][2] = {{10, 20}, {12, 22}, {30, 40}}, p99[3][2] = {{15, 25}, {17, 27}, {90, 99}};
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 2; ++k) {
+      in.rounds[r].doc.results[k].time_us.p50 = p50[r][k];
+      in.rounds[r].doc.results[k].time_us.p99 = p99[r][k];
+      in.rounds[r].doc.run.start_time = r == 2 ? "2026-12-03T01:00:00Z" : "2026-12-02T23:00:00Z";
+    }
+  const Comparison c = compare({in}, "");
+  const auto j = plot_series(c);
+  EXPECT_EQ(j["sizes"], nlohmann::json::parse("[8, 1024]"));
+  EXPECT_EQ(j["line_rate"], nullptr);  // never guessed
+  const auto& panel = j["panels"][0];
+  EXPECT_EQ(panel["placement"], "out-of-place");
+  EXPECT_EQ(panel["op"], "all_reduce");
+  const auto& s = panel["series"][0];
+  EXPECT_EQ(s["tag"], "[1]");
+  EXPECT_EQ(s["time_us"]["p50"], nlohmann::json::parse("[12.0, 22.0]"));
+  EXPECT_EQ(s["time_us"]["p99"], nlohmann::json::parse("[17.0, 27.0]"));
+  const auto& t = j["title"];
+  EXPECT_EQ(t["labels"], nlohmann::json::parse(R"(["x"])"));
+  EXPECT_EQ(t["backends"], nlohmann::json::parse(R"(["mpi"])"));
+  EXPECT_EQ(t["nranks"], nlohmann::json::parse("[4]"));
+  EXPECT_EQ(t["nnodes"], nlohmann::json::parse("[1]"));
+  EXPECT_EQ(t["hosts"], nlohmann::json::parse(R"(["vm"])"));
+  EXPECT_EQ(t["dates"], nlohmann::json::parse(R"(["2026-12-02", "2026-12-03"])"));
+  EXPECT_EQ(t["simulated"], "none");
+  // A known line rate (a sweep's probed NICs): Gb/s and GB/s.
+  PlotContext ctx;
+  ctx.line_rate_Gbps = 400;
+  ctx.line_rate_source = "NIC port rate probed on h";
+  const auto k = plot_series(c, ctx);
+  EXPECT_EQ(k["line_rate"], nlohmann::json::parse(R"({"Gbps": 400.0, "GBps": 50.0, "source": "NIC port rate probed on h"})"));
+  // A simulated run knows its cluster's link rate.
+  CompareInput sim = simulated(input("s", {{"all_reduce", 1024, false, 1.0}}));
+  sim.doc->run.sim = nlohmann::json::parse(R"({"cluster": {"name": "c1", "link_rate_Gbps": 200}})");
+  const auto js = plot_series(compare({sim}, ""));
+  EXPECT_EQ(js["line_rate"]["GBps"], 25.0);
+  EXPECT_EQ(js["line_rate"]["source"], "run.sim.cluster.link_rate_Gbps of c1");
+}
+
 }  // namespace
 }  // namespace railkit::sweep

@@ -379,6 +379,10 @@ TEST_F(Runner, PlotRefusesOtherExtensionsAndReportsMissingMatplotlib) {
   } catch (const UnavailableError& e) {
     EXPECT_NE(std::string(e.what()).find("python3-matplotlib"), std::string::npos) << e.what();
   }
+  EXPECT_THROW(write_plot(c, tmp.path / "p.pdf", tool, environ), UnavailableError);  // .pdf is a plot format
+  PlotTool cubic = tool;
+  cubic.yscale = "cubic";
+  EXPECT_THROW(write_plot(c, tmp.path / "p.png", cubic, environ), UsageError);
 }
 
 }  // namespace
