@@ -101,3 +101,17 @@ TEST(BenchProm, SimulatedRunsCarryTheSimulatedLabel) {
   d.run.backend = "mpi";
   EXPECT_EQ(render_bench_prometheus(d, 0).find("simulated"), std::string::npos);
 }
+
+TEST(BenchProm, BarrierSeparatedRunsCarryTheTimingMethodLabel) {
+  ResultsDocument d;
+  d.run.backend = "mpi";
+  d.run.timing_method = "barrier_separated";
+  d.results.push_back(record(1024, false, nullptr, 1.5, 10));
+  const std::string text = render_bench_prometheus(d, 0);
+  EXPECT_NE(text.find("railkit_bench_time_us{op=\"all_reduce\",bytes=\"1024\",size=\"1KiB\",placement=\"out_of_place\","
+                      "backend=\"mpi\",label=\"\",timing_method=\"barrier_separated\"} 10\n"),
+            std::string::npos)
+      << text;
+  d.run.timing_method = "back_to_back";  // the default keeps the labels series always had
+  EXPECT_EQ(render_bench_prometheus(d, 0).find("timing_method"), std::string::npos);
+}

@@ -487,9 +487,9 @@ def inject_delay_slows_every_timed_op(ctx):
 @case
 def sync_times_each_operation_alone(ctx):
     # --sync: a barrier before each timed iteration, only the operation timed (as IMB-MPI1, OSU).
-    out = ctx.path("s.json")
+    out, prom = ctx.path("s.json"), ctx.path("s.prom")
     rc, so, se, _ = ctx.run(["--sync", "--coll", "all_reduce,all_gather", "-b", "64", "-e", "256K", "-f", "8", "-n", "20",
-                             "-w", "2", "-J", out], np=4)
+                             "-w", "2", "-J", out, "--prom", prom], np=4)
     check(rc == 0, "rc %d: %s" % (rc, se[-800:]))
     doc = load(out)
     check_results(doc, 4, expect_ops=["all_reduce", "all_gather"])
@@ -503,6 +503,9 @@ def sync_times_each_operation_alone(ctx):
         # -a 1: time = the mean over ranks of each rank's mean iteration = the mean of the series
         check(t["min"] - 1e-6 <= t["avg"] <= t["max"] + 1e-6, "avg %.3f outside the iterations' [%.3f, %.3f]" %
               (t["avg"], t["min"], t["max"]))
+    with open(prom) as f:
+        samples = [l for l in f.read().splitlines() if l.startswith("railkit_bench_time_us{")]
+    check(len(samples) == 20 and all('timing_method="barrier_separated"' in l for l in samples), "prom %s" % samples[:2])
     # A delayed rank sleeps after the barrier, outside its own clock: the others wait for it inside the operation.
     out = ctx.path("sd.json")
     rc, so, se, _ = ctx.run(["--sync", "-b", "1K", "-e", "1K", "-n", "5", "-w", "1", "-c", "0", "--placement", "out",
