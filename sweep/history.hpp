@@ -1,7 +1,7 @@
 #pragma once
 // `railkit history`: results over time in one SQLite file (Debian's libsqlite3), and a check of
-// new results against the run-to-run band of the last comparable runs (sweep/README.md,
-// "History"). The results documents stay the source of truth: the database holds each
+// new results against the run-to-run band of the last comparable runs (README.md, "Metrics and
+// history"). The results documents stay the source of truth: the database holds each
 // document's path and content hash and can be rebuilt from the documents.
 #include <cstdint>
 #include <filesystem>

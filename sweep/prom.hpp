@@ -7,7 +7,7 @@
 
 namespace railkit::sweep {
 
-/// The textfile of a sweep (sweep/README.md, "Prometheus textfile"): per record of every round
+/// The textfile of a sweep (README.md, "Metrics and history"): per record of every round
 /// that finished ok, railkit_sweep_busbw_gbps (GB/s, 1e9 B/s) and railkit_sweep_time_us (the
 /// record's time_us.avg), labels config, round, then prom_result_samples' op, bytes, size,
 /// placement, group, cycle, backend, timing_method and simulated="true" (simulated rounds only);
