@@ -385,5 +385,20 @@ TEST_F(Runner, PlotRefusesOtherExtensionsAndReportsMissingMatplotlib) {
   EXPECT_THROW(write_plot(c, tmp.path / "p.png", cubic, environ), UsageError);
 }
 
+TEST_F(Runner, PlotLineRateOnlyFromTheMeasuredNode) {
+  SweepDocument d;
+  d.topology = {{"source", "this-node"}, {"host", "h1"}, {"measured_node", true}, {"nic_rate_Gbps", 400.0}};
+  const PlotContext ctx = plot_context(d);
+  ASSERT_TRUE(ctx.line_rate_Gbps.has_value());
+  EXPECT_EQ(*ctx.line_rate_Gbps, 400.0);
+  EXPECT_EQ(ctx.line_rate_source, "NIC port rate probed on h1");
+  d.topology["measured_node"] = false;  // a --topo-root tree's NICs may not be the measured ones
+  EXPECT_FALSE(plot_context(d).line_rate_Gbps.has_value());
+  EXPECT_FALSE(plot_context(SweepDocument{}).line_rate_Gbps.has_value());
+  // Loose documents know no line rate.
+  write_file_atomic(tmp.path / "r.json", "{}");
+  EXPECT_FALSE(plot_context(std::vector<std::string>{(tmp.path / "r.json").string()}).line_rate_Gbps.has_value());
+}
+
 }  // namespace
 }  // namespace railkit::sweep
