@@ -4,6 +4,9 @@
     plot_results.py --series SERIES.json --out FILE.png|FILE.svg|FILE.pdf [--yscale log|linear]
                     [--panels both|metric|latency] [--title T] [--dump-plan PLAN.json]
 
+`railkit report|sweep --plot FILE` runs it with --yscale from their --plot-yscale (log | linear,
+default log); the extension of FILE picks the format (PNG, SVG or PDF).
+
 Input: a JSON file of series written by railkit (`railkit.plot-series/1`; `railkit report
 --plot-series FILE` writes one):
   {"baseline": NAME, "metric": "busbw", "ylabel": "busbw (GB/s)", "simulated": "all"|"some"|"none",
