@@ -52,8 +52,11 @@ class SlotsCommunicator final : public Communicator {
       captured_.emplace_back(calls.begin(), calls.end());
       return;
     }
+    if (one_in_flight_) EXPECT_EQ(in_flight_, 0) << "launched before the previous launch completed";
+    ++in_flight_;
     run_now(calls);
   }
+  void complete() override { in_flight_ = 0; }
 
   // -G: launches during a capture are recorded and replayed; graphs must be dropped after each
   // measurement and never while a capture is open.
@@ -141,6 +144,8 @@ class SlotsCommunicator final : public Communicator {
   }
 
   int launches_ = 0;
+  int in_flight_ = 0;           ///< launches since the last complete()
+  bool one_in_flight_ = false;  ///< expect every launch completed before the next (--sync)
   std::map<int, int> checked_;
   bool graphs_ = false;
   bool capturing_ = false;
@@ -287,4 +292,28 @@ TEST(HarnessSlots, CudaGraphsAreDroppedAfterEveryMeasurement) {
   EXPECT_EQ(comm.drops_, 8);
   EXPECT_FALSE(comm.graph_alive_);
   EXPECT_FALSE(comm.capturing_);
+}
+
+TEST(HarnessSlots, SyncTimesEveryLaunchAloneWithTheHostClock) {
+  // --sync: each timed launch is completed before the next (its wait timed with it), and the
+  // times are the host clock's, never the device events (10 (k + 1) us here).
+  BenchOptions o = small_options();
+  o.colls = {Coll::AllReduce, Coll::AllGather};
+  o.placement = Placement::Out;
+  o.iters = 5;
+  o.sync = true;
+  SlotsCommunicator comm(3, /*async=*/true);
+  comm.one_in_flight_ = true;
+  const HarnessRun r = run_harness(o, comm);
+  EXPECT_EQ(r.wrong, 0);
+  ASSERT_EQ(r.results.size(), 4u);  // 2 collectives x 2 sizes
+  EXPECT_EQ(comm.launches_, 4 * (1 + 5 + 1));  // warm-up, timed, check
+  for (const ResultRecord& rec : r.results) {
+    EXPECT_GT(rec.time_us.min, 0) << rec.op;
+    EXPECT_NE(rec.time_us.p50, 10) << rec.op;
+    EXPECT_NE(rec.time_us.p50, 20) << rec.op;
+    // -a avg: the mean over ranks of each rank's mean iteration, i.e. the mean of the iterations
+    EXPECT_LE(rec.time_us.min, rec.time_us.avg * (1 + 1e-12)) << rec.op;
+    EXPECT_GE(rec.time_us.max, rec.time_us.avg * (1 - 1e-12)) << rec.op;
+  }
 }
