@@ -35,6 +35,7 @@ BenchOutcome LaunchBenchRunner::run(const std::string& stage, const launch::Benc
     return out;
   }
   out.doc = load_results((ctx_.out_dir / tr.record.results).string());
+  refuse_imported(*out.doc, (ctx_.out_dir / tr.record.results).string(), "accept stage");
   return out;
 }
 

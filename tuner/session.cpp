@@ -127,6 +127,8 @@ Session::Launched Session::launch(const std::string& base, const std::string& la
   if (!out.results_rel.empty()) {
     try {
       out.doc = load_results((dir_ / out.results_rel).string());
+      // A trial's document must be railkit-bench's own: an imported log never counts as evidence.
+      refuse_imported(*out.doc, (dir_ / out.results_rel).string(), "tune trial");
       if (!first_doc_) first_doc_ = out.doc;
     } catch (const Error& e) {
       out.status = TrialStatus::Failed;
@@ -286,7 +288,9 @@ std::optional<ResultsDocument> Session::cluster_doc() {
     if (t.status == TrialStatus::Ok && !t.results.empty() && fs::exists(dir_ / t.results)) {
       try {
         first_doc_ = load_results((dir_ / t.results).string());
+        refuse_imported(*first_doc_, (dir_ / t.results).string(), "tune session");
       } catch (const Error&) {
+        first_doc_.reset();
       }
     }
   }

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Tests of `railkit import`, run for real on the fixtures of tests/fixtures/import (written for
+railkit in the tools' formats, numbers not from real runs; see its README): the source detected
+or named by --from, one document per run written into --out, malformed input as one line
+`FILE:LINE: ...` with exit 6, and `railkit report` over imported documents beside a real
+railkit-bench run (one process, no launcher). Documents are checked against
+results/railkit.results.schema.json when python3-jsonschema is installed.
+
+    import_cases.py --railkit build/bin/railkit [--bench build/bin/railkit-bench] --case NAME
+    import_cases.py --list
+
+Exit 0 pass, 1 fail, 77 skipped.
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from casekit import Cases, Skip, check, railkit_main  # noqa: E402
+
+CASES = Cases()
+case = CASES.add
+FIX = os.path.join(ROOT, "tests", "fixtures", "import")
+SCHEMA = os.path.join(ROOT, "results", "railkit.results.schema.json")
+
+
+class Ctx:
+    def __init__(self, railkit, bench, tmp):
+        self.railkit, self.tmp = railkit, tmp
+        self.bench = bench or os.path.join(os.path.dirname(railkit), "railkit-bench")
+
+    def path(self, *parts):
+        return os.path.join(self.tmp, *parts)
+
+    def run(self, *args, timeout=60):
+        p = subprocess.run([self.railkit, *args], capture_output=True, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+        return p.returncode, p.stdout, p.stderr
+
+    def ok(self, *args):
+        rc, out, err = self.run(*args)
+        check(rc == 0, f"railkit {' '.join(args)}: exit {rc}: {err.strip()}")
+        return out
+
+
+def fx(name):
+    return os.path.join(FIX, name)
+
+
+def validate(paths):
+    try:
+        from jsonschema import Draft202012Validator
+    except ImportError:
+        return
+    v = Draft202012Validator(json.load(open(SCHEMA)))
+    for p in paths:
+        errs = ["%s: %s" % ("/".join(map(str, e.absolute_path)), e.message) for e in v.iter_errors(json.load(open(p)))]
+        check(not errs, f"{p} does not validate: {errs[:3]}")
+
+
+@case
+def detects_each_source(ctx):
+    """Every fixture without --from: the right tool, one document per run, nothing invented."""
+    out = ctx.path("out")
+    inputs = sorted(glob.glob(fx("*.log")) + glob.glob(fx("*.json")))
+    text = ctx.ok("import", *inputs, "--out", out)
+    docs = sorted(glob.glob(os.path.join(out, "*.json")))
+    check(len(docs) == 14, f"14 documents expected, got {len(docs)}: {docs}\n{text}")
+    validate(docs)
+    backends = {os.path.basename(p): json.load(open(p))["run"]["backend"] for p in docs}
+    check(backends["nccl-2.18_all_reduce_perf.json"] == "nccl-tests", str(backends))
+    check(backends["imb-2021.3-collectives.Allgather.np4.json"] == "imb", str(backends))
+    check(backends["osu-7.3_bw.json"] == "osu", str(backends))
+    d = json.load(open(os.path.join(out, "nccl-2.18_all_reduce_perf.json")))
+    for k in ("command", "env", "start_time", "railkit_version"):
+        check(k not in d["run"], f"run.{k} invented for a nccl-tests text log")
+    check(d["run"]["imported"]["file"].endswith("nccl-2.18_all_reduce_perf.log"), str(d["run"]["imported"]))
+    check("p99" not in d["results"][0]["time_us"], "time_us.p99 invented")
+
+
+@case
+def from_overrides_and_single_file_out(ctx):
+    """--from names the tool; --out FILE.json takes exactly one document."""
+    target = ctx.path("one.json")
+    ctx.ok("import", fx("osu-7.3_allreduce.log"), "--from", "osu", "--nranks", "8", "--out", target)
+    d = json.load(open(target))
+    check(d["run"]["nranks"] == 8 and d["run"]["imported"]["nranks_from"] == "--nranks", str(d["run"]))
+    check("busbw_GBps" in d["results"][0], "with --nranks the all_reduce busbw is derived")
+    validate([target])
+    rc, _, err = ctx.run("import", fx("imb-2021.3-collectives.log"), "--out", ctx.path("many.json"))
+    check(rc == 6 and "a file takes one" in err, f"exit {rc}: {err}")
+    # A file named for the wrong tool: the parser says what it misses, with file and line.
+    rc, _, err = ctx.run("import", fx("osu-7.3_bw.log"), "--from", "imb", "--out", ctx.path("x"))
+    check(rc == 6 and "osu-7.3_bw.log:" in err, f"exit {rc}: {err}")
+
+
+@case
+def malformed_is_one_line(ctx):
+    """Each malformed fixture: exit 6 and one line naming the file and the line."""
+    want = {
+        "nccl-truncated-row.log": ":27: ",
+        "nccl-truncated-table.log": ":30: ",
+        "nccl-bad-number.log": ":20: ",
+        "nccl-bad-json.json": ":3: ",
+        "imb-bad-number.log": ":38: ",
+        "osu-truncated.log": ":6: ",
+        "unknown.log": ":1: cannot tell which tool wrote this",
+    }
+    for name, where in want.items():
+        rc, out, err = ctx.run("import", fx(os.path.join("malformed", name)), "--out", ctx.path("bad"))
+        lines = err.strip().splitlines()
+        check(rc == 6, f"{name}: exit {rc}, expected 6: {err}")
+        check(len(lines) == 1 and (name + where) in lines[0], f"{name}: {err!r}")
+    check(not glob.glob(ctx.path("bad", "*.json")), "nothing is written for malformed input")
+
+
+@case
+def report_beside_a_real_run(ctx):
+    """railkit report shows imported nccl-tests and IMB documents beside a real railkit-bench run."""
+    if not os.access(ctx.bench, os.X_OK):
+        raise Skip(f"no railkit-bench at {ctx.bench}")
+    real = ctx.path("bench.json")
+    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
+    p = subprocess.run([ctx.bench, "-b", "1M", "-e", "4M", "-f", "2", "-n", "3", "-w", "1", "--label", "railkit-now",
+                        "-J", real], capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL)
+    if p.returncode != 0 and not os.path.exists(real):
+        raise Skip(f"railkit-bench as one process failed here (exit {p.returncode}): {p.stderr.strip()[:300]}")
+    out = ctx.path("imp")
+    ctx.ok("import", fx("nccl-2.18_all_reduce_perf.log"), fx("imb-2021.3-collectives.log"), "--out", out)
+    docs = [os.path.join(out, "nccl-2.18_all_reduce_perf.json"), os.path.join(out, "imb-2021.3-collectives.Allreduce.np4.json")]
+    text = ctx.ok("report", real, *docs)
+    for name in ("railkit-now", "nccl-2.18_all_reduce_perf", "imb-2021.3-collectives.Allreduce.np4"):
+        check(name in text, f"{name} missing from the report:\n{text}")
+    # nccl-tests' float sum all_reduce at 1 MiB shares a table row with railkit-bench's.
+    row = [l for l in text.splitlines() if l.strip().startswith("1 MiB")]
+    check(row, f"no 1 MiB row:\n{text}")
+    check("125.710" in row[0], f"the 2.18 log's 1 MiB out-of-place busbw (125.71) not in {row[0]!r}\n{text}")
+    csv = ctx.ok("report", "--format", "csv", real, *docs)
+    check("nccl-2.18_all_reduce_perf" in csv, csv[:500])
+
+
+if __name__ == "__main__":
+    sys.exit(railkit_main(CASES, __doc__, Ctx, "railkit-import-"))
