@@ -133,9 +133,12 @@ std::string upper(std::string s) {
   return s;
 }
 
-/// A sortable table (class "sortable": the inline script sorts it by the header clicked).
+/// A sortable table (class "sortable": the inline script sorts it by the header clicked); a
+/// paragraph saying "none" when there is no row.
 std::string table_html(std::string_view id, std::string_view caption, const std::vector<std::string>& head,
                        const std::vector<std::vector<Cell>>& rows) {
+  if (rows.empty())  // no empty table: a reader (and the browser test) sees every table hold rows
+    return fmt::format("<p class=\"none\" id=\"{}\">{}none</p>\n", esc(id), caption.empty() ? "" : esc(caption) + ": ");
   std::string o = fmt::format("<table class=\"sortable\" id=\"{}\">", esc(id));
   if (!caption.empty()) o += "<caption>" + esc(caption) + "</caption>";
   o += "<thead><tr>";
@@ -156,6 +159,7 @@ std::string table_html(std::string_view id, std::string_view caption, const std:
 
 /// A two-column table of what/value pairs (the header).
 std::string kv_html(std::string_view id, const std::vector<std::pair<std::string, std::string>>& rows) {
+  if (rows.empty()) return fmt::format("<p class=\"none\" id=\"{}\">none</p>\n", esc(id));
   std::string o = fmt::format("<table class=\"kv\" id=\"{}\"><tbody>\n", esc(id));
   for (const auto& [k, v] : rows) o += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>\n";
   return o + "</tbody></table>\n";
@@ -177,7 +181,8 @@ td,th{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
 table.sortable th{background:#eef;cursor:pointer;white-space:nowrap}
 table.sortable th[data-dir=asc]::after{content:" \25B2"}table.sortable th[data-dir=desc]::after{content:" \25BC"}
 table.kv th{background:#f4f4f4;font-weight:normal;color:#555}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.mono{max-width:32em}summary{cursor:pointer;font-family:sans-serif}
 caption{text-align:left;font-weight:bold;padding:.3em 0}
 .banner{padding:.6em 1em;margin:.8em 0;font-weight:bold;border-radius:4px}
 .sim{background:#fde7c8;color:#7a4100;border:2px dashed #c77700}
@@ -311,13 +316,15 @@ std::string verdict_rule(const Comparison& c, RowVerdict v, const CompareRow* ro
     case RowVerdict::Winner:
       if (row && row->winner && row->cells[*row->winner].interval) {
         const auto& iv = *row->cells[*row->winner].interval;
-        return fmt::format("its paired ratio interval [{:.3g}, {:.3g}] lies {} 1 ({})", iv.lo, iv.hi, side, family);
+        return fmt::format("{} interval [{:.3g}, {:.3g}] lies {} 1", tag(*row->winner), iv.lo, iv.hi, side);
       }
       return fmt::format("its paired ratio intervals lie {} 1 ({})", side, family);
-    case RowVerdict::NoSignificantDifference: return "no interval lies wholly " + side + " 1 (" + family + ")";
-    case RowVerdict::BaselineBetter: return "every interval lies on the baseline's side of 1 (" + family + ")";
+    case RowVerdict::NoSignificantDifference:
+      return row ? "no interval lies wholly " + side + " 1" : "no interval lies wholly " + side + " 1 (" + family + ")";
+    case RowVerdict::BaselineBetter:
+      return row ? "every interval on the baseline's side" : "every interval lies on the baseline's side of 1 (" + family + ")";
     case RowVerdict::NoInterval:
-      return "no interval: one round, or documents not rounds of one sweep; no winner can be named";
+      return row ? "no interval (one round)" : "no interval: one round, or documents not rounds of one sweep; no winner can be named";
     case RowVerdict::Inert: return "the others change only knobs that cannot reach the backend";
     case RowVerdict::None: return "no baseline, or fewer than two configurations with results";
   }
@@ -373,7 +380,9 @@ std::string comparison_body(const Comparison& c, std::string_view id) {
                     std::nullopt, "mono"};
       settings.raw = true;
       r.push_back(env.empty() ? Cell{"-"} : settings);
-      r.push_back(Cell{run.command, {}, "mono"});
+      Cell command{"<details><summary>command</summary>" + esc(run.command) + "</details>", std::nullopt, "mono"};
+      command.raw = true;
+      r.push_back(command);
     } else {
       for (int k = 0; k < 11; ++k) r.push_back(Cell{"-"});
     }
@@ -412,6 +421,13 @@ std::string comparison_body(const Comparison& c, std::string_view id) {
     o += table_html(std::string(id) + "-verdicts", "", {"collective", "sizes", "verdict", "ratio (geomean)", "rule"}, rows);
 
   // A table per collective.
+  if (c.intervals > 0)
+    o += "<p class=\"legend\">" +
+         esc(fmt::format("[k]/[b]: ratio to the baseline, the geometric mean of the per-round ratios, with its Student-t "
+                         "interval [lo, hi]; the {} intervals hold together at 95% (each at {:.2f}%); a winner's "
+                         "interval lies {} 1.",
+                         c.intervals, 100 * c.confidence, higher_is_better(c.metric) ? "above" : "below")) +
+         "</p>\n";
   for (std::size_t t = 0; t < c.tables.size(); ++t) {
     const CompareTable& tab = c.tables[t];
     std::vector<std::string> head{"size"};
