@@ -327,6 +327,8 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
     // Left out of every group: keep in step with the others' control traffic only.
     control("barrier", [&] { boot_.barrier(); });
     if (o_.graph_launches > 0) control("barrier", [&] { boot_.barrier(); });
+    if (o_.sync)  // sync_loop's barriers between the timed iterations
+      for (int i = 1; i < o_.iters; ++i) control("barrier", [&] { boot_.barrier(); });
     if (checked) control("sum wrong", [&] { wrong_total_ += boot_.allreduce_sum(0); });
     return records_of(c, s, in_place, cycle, mine, checked, nullptr);
   }

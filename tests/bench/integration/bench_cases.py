@@ -530,6 +530,14 @@ def sync_times_each_operation_alone(ctx):
     doc = load(out)
     check(len(doc["results"]) == 2 * 2 * 2 * 2 and all(r["wrong"] == 0 for r in doc["results"]), "split results")
     check(doc["run"]["timing_method"] == "barrier_separated", "split timing_method")
+    # A node left out of --split nodes: joins the barriers between the timed iterations too.
+    out = ctx.path("si.json")
+    rc, so, se, _ = ctx.run(["--sync", "--split", "nodes:1+2", "--ranks-per-node", "1", "-b", "1K", "-e", "4K", "-f", "4",
+                             "-n", "4", "-J", out], np=3, timeout=60)
+    check(rc == 0, se)
+    doc = load(out)
+    check(len(doc["results"]) == 4 and all(r["group"] == "nodes1+2" and r["wrong"] == 0 for r in doc["results"]),
+          "records of the group only")
 
 
 @case
