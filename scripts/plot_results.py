@@ -12,7 +12,7 @@ Input: a JSON file of series written by railkit (`railkit.plot-series/1`; `railk
   {"baseline": NAME, "metric": "busbw", "ylabel": "busbw (GB/s)", "simulated": "all"|"some"|"none",
    "sizes": [bytes...], "title": {"configs", "labels", "backends", "backend_versions", "nranks",
    "nnodes", "hosts", "dates", "timing_methods", "simulated"},
-   "line_rate": null | {"Gbps": G, "GBps": G/8, "source": S},
+   "line_rate": null | {"Gbps": G (one NIC), "nics_per_node": N, "GBps": N x G/8, "source": S, "label": L},
    "panels": [{"title": T, "op", "dtype", "redop", "placement": "out-of-place"|"in-place", "sizes",
                "series": [{"name": N, "tag": "[k]", "config": C, "group": G, "baseline": bool,
                            "slowest": bool, "inert": bool, "simulated": bool, "bytes": [...],
@@ -259,10 +259,11 @@ def build_plan(doc, yscale="log", panels_mode="both", given_title=""):
 
     line_rate = doc.get("line_rate")
     ref = None
-    if isinstance(line_rate, dict) and line_rate.get("GBps") and metric in ("busbw", "algbw"):
+    if isinstance(line_rate, dict) and line_rate.get("GBps") and metric == "busbw":
         src = f" ({line_rate['source']})" if line_rate.get("source") else ""
-        ref = {"y": sig(line_rate["GBps"]), "label": f"NIC line rate {sig(line_rate['Gbps']):g} Gb/s = "
-                                                      f"{sig(line_rate['GBps']):g} GB/s{src}",
+        text = line_rate.get("label") or (f"NIC line rate {sig(line_rate['Gbps']):g} Gb/s = "
+                                          f"{sig(line_rate['GBps']):g} GB/s")
+        ref = {"y": sig(line_rate["GBps"]), "label": text + src,
                "color": REFERENCE_COLOR, "linestyle": (0, (6, 3)), "linewidth": 1.2}
 
     out_panels, any_band, row = [], False, 0

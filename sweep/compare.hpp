@@ -173,6 +173,7 @@ std::string render_comparison(const Comparison& c, std::string_view format);
 /// probed topology); simulated documents bring their own (run.sim.cluster.link_rate_Gbps).
 struct PlotContext {
   std::optional<double> line_rate_Gbps;  ///< per NIC, Gb/s; unset = unknown (never guessed)
+  int nics_per_node = 0;                 ///< the NICs at that rate on a node; 0 = unknown (no line)
   std::string line_rate_source;          ///< where it came from, for the legend
 };
 
@@ -180,7 +181,8 @@ struct PlotContext {
 /// (bytes, value) points, with the spread over rounds and the slowest group marked; per series
 /// also time_us p50 and p99 (median over rounds of the mean over cycles) for the latency panel;
 /// the measured sizes; the title block (labels, backends, ranks, nodes, hosts, dates,
-/// simulated); the line rate (Gb/s and GB/s) when known.
+/// simulated); the NIC reference line when known and the run spans nodes: NICs per node x line rate
+/// (the per-node bound of ring busbw across nodes; a one-node run crosses no NIC, so none).
 nlohmann::json plot_series(const Comparison& c, const PlotContext& ctx = {});
 
 }  // namespace railkit::sweep

@@ -408,13 +408,23 @@ json plot_title_block(const Comparison& c) {
   return t;
 }
 
-/// The NIC line rate: the context's, else the simulated cluster's when every configuration is
-/// simulated on clusters of one link rate; null when unknown.
+/// The NIC reference line: NICs per node x line rate, from the context, else from the simulated
+/// cluster (rail-optimized: one NIC per GPU) when every configuration is simulated on clusters of
+/// one link rate and GPU count. Null when unknown or when a run stayed on one node: ring busbw
+/// across nodes is bounded by what a node's NICs carry together, and a one-node run uses no NIC.
 json plot_line_rate(const Comparison& c, const PlotContext& ctx) {
   std::optional<double> rate = ctx.line_rate_Gbps;
+  int nics = ctx.nics_per_node;
   std::string source = ctx.line_rate_source;
+  bool one_node = false;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!c.has_results[i]) continue;
+    for (const auto& rd : c.inputs[i].rounds)
+      if (rd.doc.run.nnodes <= 1) one_node = true;
+  }
+  if (one_node) return nullptr;
   if (!rate && c.all_simulated()) {
-    std::set<double> rates;
+    std::set<std::pair<double, int>> shapes;
     std::set<std::string> clusters;
     bool all_known = true;
     for (size_t i = 0; i < c.inputs.size(); ++i) {
@@ -422,22 +432,30 @@ json plot_line_rate(const Comparison& c, const PlotContext& ctx) {
       for (const auto& rd : c.inputs[i].rounds) {
         const json& sim = rd.doc.run.sim;
         const json* cl = sim.is_object() && sim.contains("cluster") && sim["cluster"].is_object() ? &sim["cluster"] : nullptr;
-        if (!cl || !cl->contains("link_rate_Gbps") || !(*cl)["link_rate_Gbps"].is_number()) {
+        if (!cl || !cl->contains("link_rate_Gbps") || !(*cl)["link_rate_Gbps"].is_number() ||
+            !cl->contains("gpus_per_node") || !(*cl)["gpus_per_node"].is_number_integer()) {
           all_known = false;
           continue;
         }
-        rates.insert((*cl)["link_rate_Gbps"].get<double>());
+        shapes.insert({(*cl)["link_rate_Gbps"].get<double>(), (*cl)["gpus_per_node"].get<int>()});
         if (cl->contains("name") && (*cl)["name"].is_string()) clusters.insert((*cl)["name"].get<std::string>());
       }
     }
-    if (all_known && rates.size() == 1) {
-      rate = *rates.begin();
-      source = "run.sim.cluster.link_rate_Gbps" +
+    if (all_known && shapes.size() == 1) {
+      rate = shapes.begin()->first;
+      nics = shapes.begin()->second;  // rail-optimized: GPUs per node = NICs = rails
+      source = "run.sim.cluster" +
                (clusters.empty() ? std::string() : " of " + join(std::vector<std::string>(clusters.begin(), clusters.end()), ", "));
     }
   }
-  if (!rate || *rate <= 0) return nullptr;
-  return json{{"Gbps", *rate}, {"GBps", *rate / 8}, {"source", source}};
+  if (!rate || *rate <= 0 || nics <= 0) return nullptr;
+  const double node_GBps = *rate * nics / 8;
+  return json{{"Gbps", *rate},
+              {"nics_per_node", nics},
+              {"GBps", node_GBps},
+              {"source", source},
+              {"label", fmt::format("{} NICs x {:g} Gb/s per node = {:g} GB/s (bound of ring busbw across nodes)", nics,
+                                    *rate, node_GBps)}};
 }
 
 }  // namespace

@@ -231,6 +231,7 @@ PlotContext plot_context(const SweepDocument& doc) {
   if (t.is_object() && t.contains("nic_rate_Gbps") && t["nic_rate_Gbps"].is_number() &&
       t.value("measured_node", false)) {
     ctx.line_rate_Gbps = t["nic_rate_Gbps"].get<double>();
+    ctx.nics_per_node = t.value("nic_count", 0);
     ctx.line_rate_source = "NIC port rate probed on " + t.value("host", std::string("the measured node"));
   }
   return ctx;

@@ -67,6 +67,7 @@ nlohmann::json rails_source(const topo::Topology& t, const std::string& topo_roo
   // The line rate of the rail NICs (every NIC when none is a rail), when all report one rate:
   // `railkit report --plot` draws it as the reference line (when measured_node).
   std::set<double> rates;
+  int counted = 0;
   bool all_known = true;
   const bool any_rail = std::any_of(t.nics.begin(), t.nics.end(), [](const topo::Nic& n) { return n.rail; });
   for (const auto& n : t.nics) {
@@ -74,8 +75,12 @@ nlohmann::json rails_source(const topo::Topology& t, const std::string& topo_roo
     const topo::Port* p = n.main_port();
     if (p && p->rate_Gbps) rates.insert(*p->rate_Gbps);
     else all_known = false;
+    ++counted;
   }
-  if (all_known && rates.size() == 1) j["nic_rate_Gbps"] = *rates.begin();
+  if (all_known && rates.size() == 1) {
+    j["nic_rate_Gbps"] = *rates.begin();
+    j["nic_count"] = counted;
+  }
   if (!here)
     j["note"] = fmt::format("--preset rails took its rails from --topo-root {} (host {} of that tree), not from the "
                             "measured node: the NICs it names may not be the measured nodes'",

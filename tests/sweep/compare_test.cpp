@@ -577,18 +577,32 @@ TEST(Compare, PlotSeriesCarriesLatencyTitleSizesAndLineRate) {
   EXPECT_EQ(t["hosts"], nlohmann::json::parse(R"(["vm"])"));
   EXPECT_EQ(t["dates"], nlohmann::json::parse(R"(["2026-12-02", "2026-12-03"])"));
   EXPECT_EQ(t["simulated"], "none");
-  // A known line rate (a sweep's probed NICs): Gb/s and GB/s.
+  // A known line rate (a sweep's probed NICs): none for a run on one node (no NIC carries it).
   PlotContext ctx;
   ctx.line_rate_Gbps = 400;
+  ctx.nics_per_node = 8;
   ctx.line_rate_source = "NIC port rate probed on h";
-  const auto k = plot_series(c, ctx);
-  EXPECT_EQ(k["line_rate"], nlohmann::json::parse(R"({"Gbps": 400.0, "GBps": 50.0, "source": "NIC port rate probed on h"})"));
-  // A simulated run knows its cluster's link rate.
+  EXPECT_EQ(plot_series(c, ctx)["line_rate"], nullptr);
+  // Across nodes: the node's NICs together, Gb/s per NIC and GB/s per node.
+  CompareInput two = in;
+  for (auto& rd : two.rounds) rd.doc.run.nnodes = 2;
+  const auto k = plot_series(compare({two}, ""), ctx);
+  EXPECT_EQ(k["line_rate"]["Gbps"], 400.0);
+  EXPECT_EQ(k["line_rate"]["nics_per_node"], 8);
+  EXPECT_EQ(k["line_rate"]["GBps"], 400.0);
+  EXPECT_EQ(k["line_rate"]["source"], "NIC port rate probed on h");
+  EXPECT_EQ(k["line_rate"]["label"], "8 NICs x 400 Gb/s per node = 400 GB/s (bound of ring busbw across nodes)");
+  ctx.nics_per_node = 0;  // the NIC count unknown: no line
+  EXPECT_EQ(plot_series(compare({two}, ""), ctx)["line_rate"], nullptr);
+  // A simulated run knows its cluster: rail-optimized, one NIC per GPU.
   CompareInput sim = simulated(input("s", {{"all_reduce", 1024, false, 1.0}}));
-  sim.doc->run.sim = nlohmann::json::parse(R"({"cluster": {"name": "c1", "link_rate_Gbps": 200}})");
+  sim.doc->run.nnodes = 4;
+  sim.doc->run.sim = nlohmann::json::parse(R"({"cluster": {"name": "c1", "link_rate_Gbps": 200, "gpus_per_node": 8}})");
   const auto js = plot_series(compare({sim}, ""));
-  EXPECT_EQ(js["line_rate"]["GBps"], 25.0);
-  EXPECT_EQ(js["line_rate"]["source"], "run.sim.cluster.link_rate_Gbps of c1");
+  EXPECT_EQ(js["line_rate"]["GBps"], 200.0);
+  EXPECT_EQ(js["line_rate"]["source"], "run.sim.cluster of c1");
+  sim.doc->run.sim["cluster"].erase("gpus_per_node");  // NICs per node unknown
+  EXPECT_EQ(plot_series(compare({sim}, ""))["line_rate"], nullptr);
 }
 
 }  // namespace

@@ -139,16 +139,19 @@ def split_groups(ctx):
 @case
 def simulated_run(ctx):
     """A simulated run: SIMULATED in the title, y labels and across the panels; the simulated
-    cluster's NIC line rate (400 Gb/s = 50 GB/s) as a reference line on the busbw panel only."""
+    cluster's NICs per node (8 x 400 Gb/s = 400 GB/s, the bound of ring busbw across its 4 nodes) as
+    a reference line on the busbw panel only."""
     series = ctx.series("sim.json")
-    check(series["line_rate"]["Gbps"] == 400 and series["line_rate"]["GBps"] == 50, series["line_rate"])
+    lr = series["line_rate"]
+    check(lr["Gbps"] == 400 and lr["nics_per_node"] == 8 and lr["GBps"] == 400, lr)
     plan = ctx.plan(series)
     golden("sim", plan)
     check(plan["title_lines"][0].startswith("SIMULATED"), plan["title_lines"])
     for p in plan["panels"]:
         check(p["watermark"] == "SIMULATED" and p["ylabel"].startswith("SIMULATED"), p["ylabel"])
     m = panels(plan, "metric")[0]
-    check([r["y"] for r in m["reflines"]] == [50] and "400 Gb/s = 50 GB/s" in m["reflines"][0]["label"], m["reflines"])
+    check([r["y"] for r in m["reflines"]] == [400] and "8 NICs x 400 Gb/s per node = 400 GB/s" in m["reflines"][0]["label"],
+          m["reflines"])
     check(panels(plan, "latency")[0]["reflines"] == [], "line rate on the latency panel")
     check(m["ylim"][0] < 50 < m["ylim"][1], "the reference line outside the y range")
 

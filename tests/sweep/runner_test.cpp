@@ -387,10 +387,12 @@ TEST_F(Runner, PlotRefusesOtherExtensionsAndReportsMissingMatplotlib) {
 
 TEST_F(Runner, PlotLineRateOnlyFromTheMeasuredNode) {
   SweepDocument d;
-  d.topology = {{"source", "this-node"}, {"host", "h1"}, {"measured_node", true}, {"nic_rate_Gbps", 400.0}};
+  d.topology = {{"source", "this-node"}, {"host", "h1"}, {"measured_node", true}, {"nic_rate_Gbps", 400.0},
+                {"nic_count", 8}};
   const PlotContext ctx = plot_context(d);
   ASSERT_TRUE(ctx.line_rate_Gbps.has_value());
   EXPECT_EQ(*ctx.line_rate_Gbps, 400.0);
+  EXPECT_EQ(ctx.nics_per_node, 8);
   EXPECT_EQ(ctx.line_rate_source, "NIC port rate probed on h1");
   d.topology["measured_node"] = false;  // a --topo-root tree's NICs may not be the measured ones
   EXPECT_FALSE(plot_context(d).line_rate_Gbps.has_value());
