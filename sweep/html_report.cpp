@@ -175,14 +175,14 @@ std::string verdict_class(std::string_view v) {
 
 constexpr const char* kStyle = R"(
 body{font-family:sans-serif;margin:1.5em;color:#222;background:#fff;font-size:14px}
-h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
+h1{font-size:1.5em;margin:.2em 0}h3{font-size:1.05em;margin-top:1.2em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.6em 0}
 td,th{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
 table.sortable th{background:#eef;cursor:pointer;white-space:nowrap}
 table.sortable th[data-dir=asc]::after{content:" \25B2"}table.sortable th[data-dir=desc]::after{content:" \25BC"}
 table.kv th{background:#f4f4f4;font-weight:normal;color:#555}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.mono{max-width:32em}summary{cursor:pointer;font-family:sans-serif}
+td.mono{max-width:32em}summary{cursor:pointer;font-family:sans-serif;white-space:nowrap;word-break:normal}
 caption{text-align:left;font-weight:bold;padding:.3em 0}
 .banner{padding:.6em 1em;margin:.8em 0;font-weight:bold;border-radius:4px}
 .sim{background:#fde7c8;color:#7a4100;border:2px dashed #c77700}
@@ -350,7 +350,7 @@ std::string config_head(const Comparison& c, std::size_t i) {
 
 /// The configurations, the winners and a table per collective (no header, no plots): shared by
 /// the comparison page and the tune page's validation section. `id` prefixes element ids.
-std::string comparison_body(const Comparison& c, std::string_view id) {
+std::string comparison_body(const Comparison& c, std::string_view id, std::string_view h = "h2") {
   std::string o;
   const std::size_t n = c.inputs.size();
   // Configurations: where, what, when, versions.
@@ -388,7 +388,7 @@ std::string comparison_body(const Comparison& c, std::string_view id) {
     }
     rows.push_back(std::move(r));
   }
-  o += fmt::format("<h2 id=\"{}-configs\">Configurations</h2>\n", esc(id));
+  o += fmt::format("<{0} id=\"{1}-configs\">Configurations</{0}>\n", h, esc(id));
   o += table_html(std::string(id) + "-configurations", "", {"#", "configuration", "status", "simulated", "label",
                   "backend", "railkit", "ranks", "nodes", "hosts", "started (UTC)", "timing", "settings", "command"}, rows);
   o += "<p>Metric: " + esc(metric_title(c.metric)) + "; baseline: " +
@@ -414,7 +414,7 @@ std::string comparison_body(const Comparison& c, std::string_view id) {
                     Cell{verdict, {}, verdict_cls(w.verdict)}, num_cell(w.ratio),
                     Cell{verdict_rule(c, w.verdict, nullptr)}});
   }
-  o += fmt::format("<h2 id=\"{}-verdicts\">Verdicts</h2>\n", esc(id));
+  o += fmt::format("<{0} id=\"{1}-verdicts-title\">Verdicts</{0}>\n", h, esc(id));
   if (rows.empty())
     o += "<p>No verdict: no size that both the baseline and another configuration ran.</p>\n";
   else
@@ -566,7 +566,7 @@ std::string render_html_tune(const std::vector<json>& journal, const json& profi
       const json values = settings.value(kind, json::object());  // items() of a temporary would dangle
       for (const auto& [k, v] : values.items()) rows.push_back({Cell{kind}, Cell{k}, Cell{json_text(v), {}, "mono"}});
     }
-    body += "<h2 id=\"settings\">Settings of the profile</h2>\n";
+    body += "<h2 id=\"settings-title\">Settings of the profile</h2>\n";
     body += table_html("settings", "", {"kind", "name", "value"}, rows);
 
     // Decisions: each with the rule that made it.
@@ -587,7 +587,7 @@ std::string render_html_tune(const std::vector<json>& journal, const json& profi
                       Cell{str_of(d, "config")}, num_cell(num_of(d, "busbw_GBps")), num_cell(num_of(d, "baseline_busbw_GBps")), rc,
                       Cell{sig ? "significant gain" : "not significant", {}, sig ? "v-pass" : "v-reported"}, Cell{rule}});
     }
-    body += "<h2 id=\"decisions\">Decisions (verdicts)</h2>\n";
+    body += "<h2 id=\"decisions-title\">Decisions (verdicts)</h2>\n";
     body += table_html("decisions", "", {"collective", "sizes", "configuration", "busbw (GB/s)", "baseline busbw (GB/s)",
                                          "ratio [lo, hi]", "verdict", "rule"}, rows);
     rows.clear();
@@ -596,7 +596,7 @@ std::string render_html_tune(const std::vector<json>& journal, const json& profi
       rows.push_back({Cell{str_of(e, "coll")}, Cell{b ? format_bytes(std::uint64_t(*b)) : "-", b},
                       num_cell(num_of(e, "busbw_GBps")), num_cell(num_of(e, "tolerance")), Cell{str_of(e, "config")}});
     }
-    body += "<h2 id=\"expectations\">Expectations (for railkit accept)</h2>\n";
+    body += "<h2 id=\"expectations-title\">Expectations (for railkit accept)</h2>\n";
     body += table_html("expectations", "", {"collective", "size", "busbw (GB/s)", "tolerance", "configuration"}, rows);
   } else {
     body += "<p class=\"warn\">No profile.json in the session directory.</p>\n";
@@ -614,18 +614,18 @@ std::string render_html_tune(const std::vector<json>& journal, const json& profi
                     num_cell(num_of(*t, "objective")), num_cell(num_of(*t, "elapsed_s")), Cell{env_text(env), {}, "mono"},
                     Cell{str_of(*t, "error")}});
   }
-  body += "<h2 id=\"trials\">Trials</h2>\n";
+  body += "<h2 id=\"trials-title\">Trials</h2>\n";
   body += table_html("trials", "", {"trial", "label", "fidelity", "iters", "status", "objective (GB/s)", "elapsed (s)",
                                     "settings", "error"}, rows);
   if (validation) {
     body += "<h2 id=\"validation\">Validation: baseline and candidates, interleaved by round</h2>\n";
-    body += comparison_body(*validation, "val");
+    body += comparison_body(*validation, "val", "h3");
   }
   if (topology.is_object()) {
     rows.clear();
     for (const auto& nd : topology.value("nodes", json::array()))
       rows.push_back({Cell{str_of(nd, "host")}, Cell{str_of(nd, "fingerprint")}, Cell{str_of(nd, "facts"), {}, "mono"}});
-    body += "<h2 id=\"topology\">Measured nodes</h2>\n";
+    body += "<h2 id=\"topology-title\">Measured nodes</h2>\n";
     body += table_html("topology", "", {"host", "fingerprint", "facts"}, rows);
   }
   body += plots_html(plots);
@@ -752,10 +752,10 @@ std::string render_html_accept(const json& accept, const std::optional<ResultsDo
     rows.push_back({Cell{str_of(*e, "name")}, Cell{v, double(verdict_rank(v)), verdict_class(v)}, Cell{join(failed, ", ")},
                     Cell{join(reported, ", ")}});
   }
-  body += "<h2 id=\"nodes\">Nodes (failing first)</h2>\n";
+  body += "<h2 id=\"nodes-title\">Nodes (failing first)</h2>\n";
   body += table_html("nodes", "", {"node", "verdict", "failed checks (rule)", "reported (no rule: not a pass)"}, rows);
   const std::vector<std::string> check_head{"node", "check", "measured", "expected", "rule", "verdict", "evidence"};
-  body += "<h2 id=\"checks\">Checks of the nodes, failing nodes first</h2>\n";
+  body += "<h2 id=\"checks-title\">Checks of the nodes, failing nodes first</h2>\n";
   body += table_html("checks", "", check_head, check_rows(nodes));
   const auto cluster = entities_failing_first(cluster_list);
   if (!cluster.empty()) {
@@ -765,7 +765,7 @@ std::string render_html_accept(const json& accept, const std::optional<ResultsDo
   std::vector<std::pair<std::string, std::string>> rules;
   const json rule_obj = accept.value("rules", json::object());
   for (const auto& [k, v] : rule_obj.items()) rules.emplace_back(k, json_text(v));
-  body += "<h2 id=\"rules\">Rules</h2>\n<p>Each check names the rule that judged it; a check no rule judged is "
+  body += "<h2 id=\"rules-title\">Rules</h2>\n<p>Each check names the rule that judged it; a check no rule judged is "
           "reported, never a pass. The parameters of the rules:</p>\n";
   body += kv_html("rules", rules);
   std::vector<std::string> notes;
@@ -775,7 +775,7 @@ std::string render_html_accept(const json& accept, const std::optional<ResultsDo
   for (const auto& st : accept.value("stages", json::array()))
     rows.push_back({Cell{str_of(st, "stage")}, Cell{str_of(st, "status")}, num_cell(num_of(st, "launches")),
                     num_cell(num_of(st, "seconds")), Cell{str_of(st, "reason")}});
-  body += "<h2 id=\"stages\">Stages</h2>\n";
+  body += "<h2 id=\"stages-title\">Stages</h2>\n";
   body += table_html("stages", "", {"stage", "status", "launches", "seconds", "reason"}, rows);
   if (const std::string svg = accept_bars_svg(accept); !svg.empty())
     body += plots_html({HtmlPlot{"measured busbw per check and node", svg, ""}});

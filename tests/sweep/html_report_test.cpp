@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "core/error.hpp"
@@ -42,6 +43,11 @@ void expect_self_contained(const std::string& html) {
   EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
   EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
   EXPECT_EQ(html.rfind("</html>\n"), html.size() - 8);
+  std::set<std::string> ids;  // element ids are unique
+  for (std::size_t at = html.find(" id=\""); at != std::string::npos; at = html.find(" id=\"", at + 1)) {
+    const std::size_t from = at + 5, to = html.find('"', from);
+    EXPECT_TRUE(ids.insert(html.substr(from, to - from)).second) << "duplicate id " << html.substr(from, to - from);
+  }
 }
 
 TEST(HtmlEscape, EscapesMarkupAndQuotes) {
