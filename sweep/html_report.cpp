@@ -917,6 +917,11 @@ std::optional<Comparison> tune_validation(const fs::path& dir, const std::vector
 int run_html_report(const ReportOptions& o, char* const* envp, std::ostream& out) {
   check_writable(o.html, "--html");
   const HtmlInputKind kind = classify_html_inputs(o.inputs);
+  if (!o.plot.empty() && kind != HtmlInputKind::Results)
+    throw UsageError("--plot with --html: only for results documents and sweep directories (the page of a tune "
+                     "session or accept run embeds its plots)");
+  std::optional<PlotTool> plot_file_tool;  // --plot beside --html: the file too, as without --html
+  if (!o.plot.empty()) plot_file_tool = prepare_plot(o);
   const HtmlMeta meta = make_meta(o, envp);
   std::string html;
   if (kind == HtmlInputKind::Results) {
@@ -928,6 +933,7 @@ int run_html_report(const ReportOptions& o, char* const* envp, std::ostream& out
     co.baseline = o.baseline.empty() ? sweep_baseline : o.baseline;
     const Comparison c = compare(std::move(inputs), co);
     html = render_html_comparison(c, {draw(c, o, envp, std::string(metric_title(c.metric)) + " against size")}, meta);
+    if (plot_file_tool) write_plot(c, o.plot, *plot_file_tool, envp);
   } else if (kind == HtmlInputKind::Tune) {
     const fs::path dir = o.inputs.front();
     const auto journal = read_journal_lines(dir / "journal.jsonl");

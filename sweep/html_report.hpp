@@ -83,8 +83,9 @@ std::string accept_bars_svg(const nlohmann::json& accept);
 
 /// Runs `railkit report --html`: classifies the inputs, renders the page (plots through
 /// scripts/plot_results.py to a temporary .svg; a plot that cannot be drawn is replaced by its
-/// reason) and writes o.html atomically. Prints one line naming the file to `out`. Returns 0.
-/// Throws UsageError (exit 6) for inputs it cannot read.
+/// reason) and writes o.html atomically; o.plot, when set, is written as without --html (results
+/// and sweeps only). Prints one line naming the file to `out`. Returns 0. Throws UsageError
+/// (exit 6) for inputs it cannot read, and for --plot with a tune or accept directory.
 int run_html_report(const ReportOptions& o, char* const* envp, std::ostream& out);
 
 }  // namespace railkit::sweep
