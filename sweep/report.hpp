@@ -24,9 +24,9 @@ struct ReportOptions {
   std::string python;               ///< interpreter for the plot script; empty = /usr/bin/python3, else python3
   std::string plot_script;          ///< empty = found next to the binary or in the source tree
   bool allow_sim_vs_measured = false;  ///< show simulated and measured results side by side (else refused)
+  std::string html;  ///< OUT.html: one self-contained page instead of the printed table (sweep/html_report.hpp)
 };
 
-  std::string html;  ///< OUT.html: one self-contained page instead of the printed table (sweep/html_report.hpp)
 /// The configurations of a sweep directory, in planned order, each with the documents of the
 /// rounds that finished ok (paired by round: `series` is the directory) and its status: "ok"
 /// when a round is, else the last launch's ("failed", "timeout"); "not run" when none ran. The
