@@ -176,7 +176,7 @@ std::string verdict_class(std::string_view v) {
 constexpr const char* kStyle = R"(
 body{font-family:sans-serif;margin:1.5em;color:#222;background:#fff;font-size:14px}
 h1{font-size:1.5em;margin:.2em 0}h3{font-size:1.05em;margin-top:1.2em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;margin:.6em 0}
+table{border-collapse:collapse;margin:.6em 0;max-width:100%}
 td,th{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
 table.sortable th{background:#eef;cursor:pointer;white-space:nowrap}
 table.sortable th[data-dir=asc]::after{content:" \25B2"}table.sortable th[data-dir=desc]::after{content:" \25BC"}
@@ -341,13 +341,6 @@ std::string verdict_cls(RowVerdict v) {
   }
 }
 
-std::string config_head(const Comparison& c, std::size_t i) {
-  std::string h = tag(i) + " " + c.inputs[i].name;
-  if (i < c.simulated.size() && c.simulated[i]) h += " (SIMULATED)";
-  if (c.baseline && *c.baseline == i) h += " (baseline)";
-  return h;
-}
-
 /// The configurations, the winners and a table per collective (no header, no plots): shared by
 /// the comparison page and the tune page's validation section. `id` prefixes element ids.
 std::string comparison_body(const Comparison& c, std::string_view id, std::string_view h = "h2") {
@@ -434,7 +427,11 @@ std::string comparison_body(const Comparison& c, std::string_view id, std::strin
     if (c.grouped) head.push_back("group");
     for (std::size_t i = 0; i < n; ++i) {
       if (!c.has_results[i]) continue;
-      head.push_back(config_head(c, i) + " " + std::string(metric_title(c.metric)));
+      // The tag only (the Configurations table names it): long names made the table overflow the page.
+      std::string col = tag(i);
+      if (i < c.simulated.size() && c.simulated[i]) col += " (SIMULATED)";
+      if (c.baseline && *c.baseline == i) col += " (baseline)";
+      head.push_back(col + " " + std::string(metric_title(c.metric)));
       if (c.baseline && *c.baseline != i) head.push_back(tag(i) + "/" + tag(*c.baseline));
     }
     head.push_back("verdict");
