@@ -58,7 +58,9 @@ shot="$RAILKIT_ROOT/scripts/html_screenshot.py"
 if [ -f "$shot" ]; then
   "$RAILKIT" report "$work/algo" --html "$work/report.html" >/dev/null
   rc=0
-  "$PY" "$shot" "$work/report.html" "$OUT/report-html.png" || rc=$?
+  # The top of the page (header, notes, configurations, verdicts, the first table): the whole
+  # page of a sweep is about 4000 px tall, too tall to read in a README.
+  "$PY" "$shot" "$work/report.html" "$OUT/report-html.png" --width 1280 --height 1400 || rc=$?
   if [ "$rc" -eq 0 ]; then
     echo "readme-images.sh: wrote $OUT/report-html.png" >&2
   else

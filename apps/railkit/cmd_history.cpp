@@ -36,6 +36,17 @@ struct HistoryCli {
 
 fs::path db_path(const HistoryCli& c) { return c.db.empty() ? hist::default_db_path() : fs::path(c.db); }
 
+/// The database of show and check, which only read: one that does not exist is an error (exit 6)
+/// rather than an empty database created on the way.
+fs::path existing_db_path(const HistoryCli& c) {
+  const fs::path p = db_path(c);
+  std::error_code ec;
+  if (!fs::exists(p, ec))
+    throw UsageError(fmt::format("history database {}: no such file (railkit history add DOCS... --db {} makes it)",
+                                 p.string(), p.string()));
+  return p;
+}
+
 std::string placement(const hist::Key& k) {
   return std::string(k.in_place ? "in_place" : "out_of_place") + (k.group.empty() ? "" : " group " + k.group);
 }
@@ -86,7 +97,7 @@ int run_show(const HistoryCli& c) {
   q.dtype = c.dtype;
   q.nranks = c.nranks;
   q.last = c.last;
-  hist::Db db(db_path(c));
+  hist::Db db(existing_db_path(c));
   auto pts = db.points(q);
   if (c.format == "json") {
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
@@ -152,7 +163,7 @@ int run_show(const HistoryCli& c) {
 }
 
 int run_check(const HistoryCli& c) {
-  hist::Db db(db_path(c));
+  hist::Db db(existing_db_path(c));
   const auto all = db.all_points();
   std::vector<hist::Point> targets;
   if (c.docs.empty()) {

@@ -139,6 +139,10 @@ def history_add_show_check(ctx):
 def history_default_db_and_errors(ctx):
     """The default database under XDG_DATA_HOME; a newer schema and a bad document: one line, exit 6."""
     doc = ctx.bench_run(ctx.path("r.json"))
+    for verb in (["show", "--op", "all_reduce", "--bytes", "1M"], ["check"]):  # nothing to read: no empty database made
+        rc, so, se = ctx.run("history", *verb)
+        check(rc == 6 and len(se.strip().splitlines()) == 1 and "no such file" in se, f"rc {rc}\n{se}")
+        check(not os.path.exists(ctx.path("xdg", "railkit", "history.sqlite")), f"{verb[0]} created a database")
     rc, so, se = ctx.run("history", "add", doc)
     check(rc == 0 and os.path.exists(ctx.path("xdg", "railkit", "history.sqlite")), f"rc {rc}\n{so}{se}")
     import sqlite3
