@@ -46,8 +46,9 @@ struct RunInfo {
   /// `railkit import`: {tool, tool_version?, file, sha256, lines, format, derived?, ...} of the log
   /// this document was made from (results/README.md "Imported documents"); null for railkit-bench.
   nlohmann::json imported = nullptr;
-  /// Imported documents only: the run keys the source did not print ("command", "hosts" ...),
-  /// left out of the JSON rather than invented. Always empty when `imported` is null.
+  /// Imported documents only: the run keys the source did not print ("command", "hosts" ...) and
+  /// the summary keys it did not ("summary.errors"), left out of the JSON rather than invented.
+  /// Always empty when `imported` is null.
   std::set<std::string> absent;
 };
 
