@@ -329,6 +329,7 @@ void judge(Comparison& c) {
         if (pairs_with_baseline(i) && paired(row.cells[b], row.cells[i]).first.size() >= 2) ++c.intervals;
   c.confidence = bonferroni_confidence(0.95, c.intervals);
   const bool higher = higher_is_better(c.metric);
+  bool why[4] = {false, false, false, false};  // one round, not one sweep, timing methods, simulated
   for (auto& tab : c.tables)
     for (auto& row : tab.rows) {
       const CompareCell& base = row.cells[b];
@@ -348,7 +349,13 @@ void judge(Comparison& c) {
         if (!cell.ratio) cell.ratio = ratio(cell.value, base.value);
         if (c.inert[i]) continue;
         any_candidate = true;
-        if (!cell.interval) continue;
+        if (!cell.interval) {
+          why[c.timing_methods[i] != c.timing_methods[b] || c.timing_methods[i] == "mixed" ? 2
+              : c.simulated[i] != c.simulated[b]                                             ? 3
+              : c.inputs[i].series.empty() || c.inputs[i].series != c.inputs[b].series       ? 1
+                                                                                               : 0] = true;
+          continue;
+        }
         any_interval = true;
         const bool clears = higher ? cell.interval->lo > 1.0 : cell.interval->hi < 1.0;
         const bool worse = higher ? cell.interval->hi < 1.0 : cell.interval->lo > 1.0;
@@ -364,6 +371,15 @@ void judge(Comparison& c) {
       else if (any_candidate) row.verdict = RowVerdict::NoInterval;
       else if (any_other) row.verdict = RowVerdict::Inert;
     }
+  static constexpr const char* kWhy[4] = {
+      "one round: run --rounds 2 or more",
+      "documents that are not rounds of one sweep are not paired",
+      "configurations timed by different methods (run.timing_method) are not paired",
+      "a simulated and a measured configuration are not paired"};
+  std::vector<std::string> reasons;
+  for (int k = 0; k < 4; ++k)
+    if (why[k]) reasons.emplace_back(kWhy[k]);
+  c.no_interval_reason = join(reasons, "; ");
 }
 
 /// Marks, per table, size and configuration, the slowest of two or more --split groups.

@@ -119,6 +119,9 @@ struct Comparison {
   int max_rounds = 0;                 ///< most rounds of any configuration
   int intervals = 0;                  ///< comparisons with an interval (the Bonferroni family)
   double confidence = 0.95;           ///< of each interval: all `intervals` hold together at 95%
+  /// Why rows say "no interval": one round, documents not rounds of one sweep, another timing
+  /// method or simulated against measured ("; "-joined, in that order); empty when no row does.
+  std::string no_interval_reason;
   bool grouped = false;               ///< some rows carry a --split group
   std::vector<std::string> notes;     ///< printed above the tables (rounds, inert knobs, topology)
   /// Per configuration: its documents were simulated (railkit-bench --backend sim). Every renderer

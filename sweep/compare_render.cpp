@@ -241,7 +241,8 @@ std::string render_table(const Comparison& c) {
       } else if (w.verdict == RowVerdict::BaselineBetter) {
         o << "the baseline " << btag << " (every other configuration is significantly worse)";
       } else if (w.verdict == RowVerdict::NoInterval) {
-        o << "no interval: no winner can be named (run --rounds 2 or more)";
+        o << "no interval: no winner can be named ("
+          << (c.no_interval_reason.empty() ? "run --rounds 2 or more" : c.no_interval_reason) << ")";
       } else {
         o << "inert: the other configurations only change knobs that cannot reach the backend";
       }

@@ -324,7 +324,11 @@ std::string verdict_rule(const Comparison& c, RowVerdict v, const CompareRow* ro
     case RowVerdict::BaselineBetter:
       return row ? "every interval on the baseline's side" : "every interval lies on the baseline's side of 1 (" + family + ")";
     case RowVerdict::NoInterval:
-      return row ? "no interval (one round)" : "no interval: one round, or documents not rounds of one sweep; no winner can be named";
+      return row ? "no interval (" + (c.no_interval_reason.empty() ? std::string("one round") : c.no_interval_reason) + ")"
+                 : "no interval: " +
+                       (c.no_interval_reason.empty() ? std::string("one round, or documents not rounds of one sweep")
+                                                     : c.no_interval_reason) +
+                       "; no winner can be named";
     case RowVerdict::Inert: return "the others change only knobs that cannot reach the backend";
     case RowVerdict::None: return "no baseline, or fewer than two configurations with results";
   }

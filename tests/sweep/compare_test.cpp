@@ -533,6 +533,13 @@ TEST(Compare, TimingMethodsAreNotedAndNoWinnerIsNamedAcrossThem) {
                                  "");
   EXPECT_EQ(two.tables[0].rows[0].verdict, RowVerdict::NoInterval);
   EXPECT_EQ(two.notes.size(), 1u);
+  // The reason is the method (more rounds would not help), not "run --rounds 2 or more".
+  EXPECT_EQ(two.no_interval_reason, "configurations timed by different methods (run.timing_method) are not paired");
+  EXPECT_EQ(render_comparison(two, "table").find("run --rounds 2"), std::string::npos) << render_comparison(two, "table");
+  // Same method, loose documents of one round: that reason.
+  EXPECT_EQ(compare({input("a", {{"all_reduce", 1024, false, 1.0}}), input("b", {{"all_reduce", 1024, false, 9.0}})}, "")
+                .no_interval_reason,
+            "documents that are not rounds of one sweep are not paired");
   // One method throughout: no note.
   EXPECT_TRUE(compare(three(), "").notes.empty());
   EXPECT_TRUE(compare({barrier_separated(input("a", {{"all_reduce", 1024, false, 1.0}})),
