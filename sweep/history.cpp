@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -54,11 +55,15 @@ fs::path default_db_path() {
   throw UsageError("history: neither XDG_DATA_HOME nor HOME is set: give --db FILE");
 }
 
+constexpr double kAbsent = std::numeric_limits<double>::quiet_NaN();  // bound as NULL
+
 std::string cluster_id(const ResultsDocument& doc) {
   if (doc.simulated && doc.run.sim.is_object() && doc.run.sim.contains("cluster_hash") &&
       doc.run.sim["cluster_hash"].is_string())
     return "sim:" + doc.run.sim["cluster_hash"].get<std::string>();
   std::set<std::string> hosts(doc.run.hosts.begin(), doc.run.hosts.end());
+  if (hosts.empty() && is_imported(doc))  // a log that names no host: comparable with nothing else
+    return "unknown:" + doc.run.imported.value("file", std::string("imported log"));
   return "hosts:" + join(std::vector<std::string>(hosts.begin(), hosts.end()), ",");
 }
 
@@ -302,11 +307,12 @@ AddCount Db::insert(const ResultsDocument& doc, const fs::path& path, const std:
           .bind(6, std::int64_t{r.in_place})
           .bind(7, r.group.value_or(""))
           .bind(8, std::int64_t{r.cycle})
-          .bind(9, r.busbw_GBps)
-          .bind(10, r.algbw_GBps)
-          .bind(11, r.time_us.avg)
-          .bind(12, r.time_us.p50)
-          .bind(13, r.time_us.p99);
+          // What an imported log did not print is NULL, never 0.
+          .bind(9, r.has("busbw_GBps") ? r.busbw_GBps : kAbsent)
+          .bind(10, r.has("algbw_GBps") ? r.algbw_GBps : kAbsent)
+          .bind(11, r.has("time_us.avg") ? r.time_us.avg : kAbsent)
+          .bind(12, r.has("time_us.p50") ? r.time_us.p50 : kAbsent)
+          .bind(13, r.has("time_us.p99") ? r.time_us.p99 : kAbsent);
       if (r.wrong) rec.bind(14, *r.wrong);
       rec.step();
     }

@@ -1,5 +1,6 @@
 // railkit history (sweep/history): schema migrations forward, refusal of a newer schema, idempotent
 // adds, the band rule of `history check` on synthetic documents, and two writer processes at once.
+#include <cmath>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -123,6 +124,26 @@ TEST(History, ANewerSchemaOrAForeignDatabaseIsRefused) {
   raw_exec(raw, "CREATE TABLE t(x)");
   sqlite3_close(raw);
   EXPECT_THROW(Db{q}, UsageError);
+}
+
+TEST(History, ImportedLogsKeepWhatTheyDidNotPrintAbsent) {
+  // An OSU log without --nranks: no busbw and no p50 printed, no host named.
+  TempDir tmp;
+  ResultsDocument d = run_doc(10, 1);
+  d.run.hosts.clear();
+  d.run.backend = "osu";
+  d.run.imported = {{"tool", "osu"}, {"file", "/logs/osu_allreduce.log"}, {"format", "osu"}};
+  d.run.absent = {"hosts"};
+  d.results[0].absent = {"busbw_GBps", "time_us.p50"};
+  EXPECT_EQ(cluster_id(d), "unknown:/logs/osu_allreduce.log");  // comparable with no other log
+  Db db(tmp.path / "h.sqlite");
+  const auto in = write_input(tmp.path, "osu.json", d);
+  db.add(in.doc, in.path, in.content_hash);
+  const auto pts = db.all_points();
+  ASSERT_EQ(pts.size(), 1u);
+  EXPECT_TRUE(std::isnan(pts[0].busbw_GBps)) << "absent, not 0";
+  EXPECT_TRUE(std::isnan(pts[0].time_us_p50));
+  EXPECT_FALSE(std::isnan(pts[0].time_us_avg));
 }
 
 TEST(History, AddingTheSameDocumentTwiceAddsItOnce) {
