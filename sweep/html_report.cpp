@@ -363,14 +363,14 @@ std::string comparison_body(const Comparison& c, std::string_view id, std::strin
     if (d) {
       const RunInfo& run = d->run;
       r.push_back(Cell{sim ? "SIMULATED" : "measured", {}, sim ? "sim" : ""});
-      r.push_back(Cell{run.label});
+      r.push_back(Cell{run.label == in.name ? "(the configuration)" : run.label});  // a sweep labels by name
       r.push_back(Cell{run.backend + (run.backend_version.empty() ? "" : " (" + run.backend_version + ")")});
       r.push_back(Cell{run.railkit_version});
       r.push_back(num_cell(run.nranks));
       r.push_back(num_cell(run.nnodes));
       r.push_back(Cell{join(run.hosts, " ")});
       r.push_back(Cell{run.start_time});
-      r.push_back(Cell{run.timing + ", " + run.timing_method});
+      r.push_back(Cell{run.timing + ", " + (run.timing_method == "back_to_back" ? "back to back" : "barrier-separated")});
       const auto& env = in.env ? *in.env : run.env;
       Cell settings{fmt::format("<details><summary>{} variable{}</summary>{}</details>", env.size(),
                                 env.size() == 1 ? "" : "s", esc(env_text(env))),

@@ -126,6 +126,21 @@ ResultRecord new_record(std::string op, std::uint64_t bytes, bool in_place, doub
   return r;
 }
 
+void set_iters_and_rank_spread(ResultRecord& r, std::optional<int> iters, std::optional<double> time_us_min,
+                               std::optional<double> time_us_max) {
+  if (iters) {
+    r.iters = *iters;
+    r.absent.erase("iters");
+  }
+  if (time_us_min && time_us_max) {
+    r.ranks.time_us_min = *time_us_min;
+    r.ranks.time_us_max = *time_us_max;
+    r.absent.erase("ranks");
+    r.absent.insert("ranks.slowest_rank");
+    r.absent.insert("ranks.slowest_host");
+  }
+}
+
 void derive_bandwidth(ResultsDocument& d, ResultRecord& r, int nranks) {
   const Collective* c = find_collective(r.op);
   if (r.time_us.avg <= 0) return;  // a zero time gives no bandwidth: left out

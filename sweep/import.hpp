@@ -6,6 +6,7 @@
 // ("Imported documents") documents the mapping. Parsers: import_nccl_tests.cpp, import_imb.cpp,
 // import_osu.cpp; detection and the shared helpers: import.cpp.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,12 @@ ResultsDocument new_document(ImportSource tool, const std::string& file, std::st
 void known(ResultsDocument& d, const std::string& key);
 /// A record with every optional key absent except op, bytes, in_place and time_us.avg.
 ResultRecord new_record(std::string op, std::uint64_t bytes, bool in_place, double time_us_avg, std::size_t line);
+
+/// Fills what a log printed beside the average: the iterations (`iters`) and the fastest and
+/// slowest rank's times (`ranks.time_us_min/max`, without a slowest rank or host, which IMB and
+/// OSU do not name); each only when printed, left absent otherwise.
+void set_iters_and_rank_spread(ResultRecord& r, std::optional<int> iters, std::optional<double> time_us_min,
+                               std::optional<double> time_us_max);
 /// Sets algbw = bytes / time and busbw = algbw x factor(op, nranks) (nranks 0: busbw left out
 /// unless the factor does not depend on it), and lists them in run.imported.derived.
 void derive_bandwidth(ResultsDocument& d, ResultRecord& r, int nranks);

@@ -206,17 +206,7 @@ ImportResult import_imb(std::string_view text, const std::string& file, const Im
     const std::uint64_t rk_bytes = sec->known->times_n ? *bytes * static_cast<std::uint64_t>(sec->nranks) : *bytes;
     ResultRecord r = new_record(std::string(sec->known->op), rk_bytes, false, *t_avg, ln);
     r.observed["source_bytes"] = *bytes;
-    if (reps) {
-      r.iters = *reps;
-      r.absent.erase("iters");
-    }
-    if (t_min && t_max) {
-      r.ranks.time_us_min = *t_min;
-      r.ranks.time_us_max = *t_max;
-      r.absent.erase("ranks");
-      r.absent.insert("ranks.slowest_rank");
-      r.absent.insert("ranks.slowest_host");
-    }
+    set_iters_and_rank_spread(r, reps, t_min, t_max);
     sec->rows.push_back(std::move(r));
   }
   close(lines.size());

@@ -141,17 +141,7 @@ ImportResult import_osu(std::string_view text, const std::string& file, const Im
       r.root = -1;
       r.absent.erase("root");
     }
-    if (iters) {
-      r.iters = *iters;
-      r.absent.erase("iters");
-    }
-    if (lo && hi) {
-      r.ranks.time_us_min = *lo;
-      r.ranks.time_us_max = *hi;
-      r.absent.erase("ranks");
-      r.absent.insert("ranks.slowest_rank");
-      r.absent.insert("ranks.slowest_host");
-    }
+    set_iters_and_rank_spread(r, iters, lo, hi);
     d.results.push_back(std::move(r));
   }
   if (!test) fail(file, 1, "no '# OSU MPI ... Test' header");
