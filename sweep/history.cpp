@@ -18,6 +18,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "core/stats.hpp"
 #include "core/strings.hpp"
 #include "sweep/sweep.hpp"
 #include "topology/parse.hpp"
@@ -122,12 +123,8 @@ class Stmt {
   std::string where_;
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+/// core's median, but NaN (unknown) rather than 0 for no values.
+double median_or_nan(const std::vector<double>& v) { return v.empty() ? std::nan("") : railkit::median(v); }
 
 /// One record as read from a document or the database.
 struct Raw {
@@ -151,7 +148,7 @@ std::vector<Point> aggregate(const std::vector<Raw>& raws) {
     const auto med = [&](double Point::*f) {
       std::vector<double> v;
       for (const Raw* r : g) v.push_back(r->p.*f);
-      return median(std::move(v));
+      return median_or_nan(v);
     };
     p.busbw_GBps = med(&Point::busbw_GBps);
     p.time_us_p50 = med(&Point::time_us_p50);
@@ -489,10 +486,10 @@ Judgement judge(const Point& p, const std::vector<double>& history, const BandRu
     j.reason = "the result has no busbw";
     return j;
   }
-  j.median = median(history);
+  j.median = median_or_nan(history);
   std::vector<double> dev;
   for (double v : history) dev.push_back(std::fabs(v - j.median));
-  const double half = std::max(rule.k * 1.4826 * median(dev), rule.tolerance * j.median);
+  const double half = std::max(rule.k * 1.4826 * median_or_nan(dev), rule.tolerance * j.median);
   j.lo = j.median - half;
   j.hi = j.median + half;
   j.verdict = p.busbw_GBps < j.lo   ? Verdict::Regression
