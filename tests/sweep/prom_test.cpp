@@ -18,6 +18,7 @@
 #include "sweep/prom.hpp"
 #include "sweep/report.hpp"
 #include "sweep/sweep.hpp"
+#include "fake_sweep.hpp"
 #include "results_util.hpp"
 #include "test_util.hpp"
 
@@ -27,7 +28,6 @@ namespace railkit::sweep {
 namespace {
 namespace fs = std::filesystem;
 
-using test::TempDir;
 
 /// A parsed textfile: metric -> series (label text) -> value. Fails the test on a line that
 /// breaks the exposition rules.
@@ -77,12 +77,8 @@ Textfile parse_textfile(const std::string& text) {
   return t;
 }
 
-class SweepProm : public ::testing::Test {
+class SweepProm : public test_sweep::FakeBenchSweep {
  protected:
-  TempDir tmp;
-  fs::path out = tmp.path / "out";
-  fs::path templ = tmp.path / "template.json";
-  fs::path counter = tmp.path / "count.txt";
   fs::path prom = tmp.path / "sweep.prom";
 
   void SetUp() override {
@@ -90,25 +86,11 @@ class SweepProm : public ::testing::Test {
                                              {"all_reduce", 1024, true, 1.25},
                                              {"all_reduce", 1048576, false, 10.0, 0, "rail0"}});
     d.run.timing_method = "barrier_separated";
-    write_file_atomic(templ, dump_results(d));
-  }
-
-  BenchConfig cfg(const std::string& name, std::map<std::string, std::string> env) {
-    env["FAKE_TEMPLATE"] = templ.string();
-    env["FAKE_COUNTER"] = counter.string();
-    return BenchConfig{name, env, {}};
+    write_template(d);
   }
 
   SweepOptions opts(std::vector<BenchConfig> configs) {
-    SweepOptions o;
-    o.configs = std::move(configs);
-    o.launcher.kind = launch::LauncherKind::Local;
-    o.bench = std::string(RAILKIT_TESTS_DIR) + "/lib/fake_bench.py";
-    o.bench_args = {"-b", "1K"};
-    o.out_dir = out;
-    o.kill_grace_s = 0.5;
-    o.rounds = 2;
-    o.seed = 3;
+    SweepOptions o = fake_opts(std::move(configs), 2, 3);
     o.prom = prom;
     return o;
   }

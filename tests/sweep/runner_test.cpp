@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "sweep/report.hpp"
 #include "sweep/sweep.hpp"
+#include "fake_sweep.hpp"
 #include "results_util.hpp"
 #include "test_util.hpp"
 
@@ -21,38 +22,14 @@ namespace railkit::sweep {
 namespace {
 namespace fs = std::filesystem;
 
-using test::TempDir;
 
-class Runner : public ::testing::Test {
+class Runner : public test_sweep::FakeBenchSweep {
  protected:
-  TempDir tmp;
-  fs::path out = tmp.path / "out";
-  fs::path templ = tmp.path / "template.json";
-  fs::path counter = tmp.path / "count.txt";
-
   void SetUp() override {
-    write_file_atomic(templ, dump_results(test::make_doc("t", {{"all_reduce", 1024, false, 1.0},
-                                                                  {"all_reduce", 1048576, false, 10.0}})));
+    write_template(test::make_doc("t", {{"all_reduce", 1024, false, 1.0}, {"all_reduce", 1048576, false, 10.0}}));
   }
 
-  BenchConfig cfg(const std::string& name, std::map<std::string, std::string> env) {
-    env["FAKE_TEMPLATE"] = templ.string();
-    env["FAKE_COUNTER"] = counter.string();
-    return BenchConfig{name, env, {}};
-  }
-
-  SweepOptions opts(std::vector<BenchConfig> configs) {
-    SweepOptions o;
-    o.configs = std::move(configs);
-    o.launcher.kind = launch::LauncherKind::Local;
-    o.bench = std::string(RAILKIT_TESTS_DIR) + "/lib/fake_bench.py";
-    o.bench_args = {"-b", "1K"};
-    o.out_dir = out;
-    o.kill_grace_s = 0.5;
-    o.rounds = 1;
-    o.seed = 1;
-    return o;
-  }
+  SweepOptions opts(std::vector<BenchConfig> configs) { return fake_opts(std::move(configs), 1, 1); }
 
   /// The launches recorded, one line per launch, in run order.
   std::vector<std::string> launched() {
