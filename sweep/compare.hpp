@@ -172,6 +172,9 @@ std::optional<double> geomean(const std::vector<double>& values);
 inline constexpr std::string_view kCompareFormats[] = {"table", "markdown", "csv"};
 std::string render_comparison(const Comparison& c, std::string_view format);
 
+/// The tag configuration `i` (0-based) is shown under in every rendering: "[i+1]".
+std::string config_tag(std::size_t i);
+
 /// What a plot knows beyond the comparison: the NIC line rate when the run knows it (a sweep's
 /// probed topology); simulated documents bring their own (run.sim.cluster.link_rate_Gbps).
 struct PlotContext {

@@ -22,7 +22,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string tag(size_t i) { return fmt::format("[{}]", i + 1); }
 
 std::string num(std::optional<double> v, int decimals = 3) {
   return v ? fmt::format("{:.{}f}", *v, decimals) : std::string("-");
@@ -60,7 +59,7 @@ std::string ratio_text(const CompareCell& cell) {
 
 std::string verdict_text(const CompareRow& row) {
   switch (row.verdict) {
-    case RowVerdict::Winner: return tag(*row.winner);
+    case RowVerdict::Winner: return config_tag(*row.winner);
     case RowVerdict::NoSignificantDifference: return "no significant difference";
     case RowVerdict::BaselineBetter: return "baseline better";
     case RowVerdict::NoInterval: return "no interval";
@@ -116,7 +115,7 @@ bool simulated_at(const Comparison& c, size_t i) { return i < c.simulated.size()
 std::string simulated_tags(const Comparison& c) {
   std::vector<std::string> t;
   for (size_t i = 0; i < c.inputs.size(); ++i)
-    if (c.has_results[i] && simulated_at(c, i)) t.push_back(tag(i));
+    if (c.has_results[i] && simulated_at(c, i)) t.push_back(config_tag(i));
   return join(t, ", ");
 }
 
@@ -146,7 +145,7 @@ std::string shown_metric(const Comparison& c) {
 
 /// How to read the ratios, once above the tables.
 std::string ratio_legend(const Comparison& c) {
-  const std::string btag = tag(*c.baseline);
+  const std::string btag = config_tag(*c.baseline);
   const std::string better = higher_is_better(c.metric) ? "above" : "below";
   if (c.intervals == 0)
     return fmt::format("[k]/{}: ratio to the baseline; no interval (each configuration has one round, or its documents "
@@ -162,7 +161,7 @@ std::string render_table(const Comparison& c) {
   std::ostringstream o;
   const size_t n = c.inputs.size();
   const bool cmp = compared(c);
-  const std::string btag = c.baseline ? tag(*c.baseline) : std::string("-");
+  const std::string btag = c.baseline ? config_tag(*c.baseline) : std::string("-");
   if (const std::string b = simulated_banner(c); !b.empty()) o << b << "\n";
   if (cmp || !c.baseline) {
     o << "configurations (baseline " << (c.baseline ? btag + " " : std::string()) << c.baseline_name
@@ -173,7 +172,7 @@ std::string render_table(const Comparison& c) {
   size_t wname = 0;
   for (const auto& in : c.inputs) wname = std::max(wname, in.name.size());
   for (size_t i = 0; i < n; ++i) {
-    o << fmt::format("  {:>4} {:<{}}  {}", tag(i), c.inputs[i].name, wname, status_text(c.inputs[i], c.has_results[i]));
+    o << fmt::format("  {:>4} {:<{}}  {}", config_tag(i), c.inputs[i].name, wname, status_text(c.inputs[i], c.has_results[i]));
     if (c.has_results[i] && simulated_at(c, i)) o << "; SIMULATED";
     if (const std::string x = inert_text(c, i); !x.empty()) o << "; " << x;
     if (!c.inputs[i].source.empty()) o << "  " << c.inputs[i].source;
@@ -198,10 +197,10 @@ std::string render_table(const Comparison& c) {
     if (cmp) o << ", ratio to " << btag;
     o << "\n" << fmt::format("{:>10}", "size");
     if (c.grouped) o << fmt::format("  {:<{}}", "group", wgroup);
-    for (size_t i : cols) o << fmt::format(" {:>9} ", tag(i));
+    for (size_t i : cols) o << fmt::format(" {:>9} ", config_tag(i));
     if (cmp) {
       for (size_t i : cols)
-        if (i != *c.baseline) o << fmt::format(" {:>{}}", tag(i) + "/" + btag, wratio);
+        if (i != *c.baseline) o << fmt::format(" {:>{}}", config_tag(i) + "/" + btag, wratio);
       o << "  verdict";
     }
     o << "\n";
@@ -221,7 +220,7 @@ std::string render_table(const Comparison& c) {
   o << "\ngeometric mean of " << (c.all_simulated() ? "SIMULATED " : "") << metric_name(c.metric) << " / " << btag
     << " over the sizes both ran:\n";
   for (size_t i : cols)
-    o << fmt::format("  {:>4} {:<{}}  {:>7}  ({} sizes){}{}\n", tag(i), c.inputs[i].name, wname, num(c.geomean_ratio[i]),
+    o << fmt::format("  {:>4} {:<{}}  {:>7}  ({} sizes){}{}\n", config_tag(i), c.inputs[i].name, wname, num(c.geomean_ratio[i]),
                      c.geomean_sizes[i], i == *c.baseline ? ", baseline" : "", c.inert[i] ? ", inert" : "");
   o << "\nwinner per size range" << (c.all_simulated() ? " (on the simulator)" : "") << ":\n";
   for (size_t t = 0; t < c.tables.size(); ++t) {
@@ -234,7 +233,7 @@ std::string render_table(const Comparison& c) {
       if (w.table != t) continue;
       o << fmt::format("    {:<{}}  ", range_text(w), wrange);
       if (w.verdict == RowVerdict::Winner) {
-        o << fmt::format("{:>4} {}", tag(*w.config), c.inputs[*w.config].name);
+        o << fmt::format("{:>4} {}", config_tag(*w.config), c.inputs[*w.config].name);
         if (w.ratio) o << fmt::format("  (x{:.3f} over the baseline, every interval clear of 1)", *w.ratio);
       } else if (w.verdict == RowVerdict::NoSignificantDifference) {
         o << "no significant difference (the baseline " << btag << " stands)";
@@ -256,7 +255,7 @@ std::string render_markdown(const Comparison& c) {
   std::ostringstream o;
   const size_t n = c.inputs.size();
   const bool cmp = compared(c);
-  const std::string btag = c.baseline ? tag(*c.baseline) : std::string("-");
+  const std::string btag = c.baseline ? config_tag(*c.baseline) : std::string("-");
   if (const std::string b = simulated_banner(c); !b.empty()) o << "**" << md_cell(b) << "**\n\n";
   o << "## Configurations\n\n";
   if (cmp || !c.baseline)
@@ -266,7 +265,7 @@ std::string render_markdown(const Comparison& c) {
     std::string st = status_text(c.inputs[i], c.has_results[i]);
     if (c.has_results[i] && simulated_at(c, i)) st += "; SIMULATED";
     if (const std::string x = inert_text(c, i); !x.empty()) st += "; " + x;
-    o << "| " << tag(i) << " | `" << md_cell(c.inputs[i].name) << "` | " << md_cell(st) << " | "
+    o << "| " << config_tag(i) << " | `" << md_cell(c.inputs[i].name) << "` | " << md_cell(st) << " | "
       << md_cell(c.inputs[i].source) << " |\n";
   }
   if (!c.notes.empty() || cmp || c.grouped) o << "\n";
@@ -287,13 +286,13 @@ std::string render_markdown(const Comparison& c) {
       align += "---|";
     }
     for (size_t i : cols) {
-      o << " " << tag(i) << " |";
+      o << " " << config_tag(i) << " |";
       align += "---:|";
     }
     if (cmp) {
       for (size_t i : cols)
         if (i != *c.baseline) {
-          o << " " << tag(i) << "/" << btag << " |";
+          o << " " << config_tag(i) << "/" << btag << " |";
           align += "---:|";
         }
       o << " verdict |";
@@ -318,13 +317,13 @@ std::string render_markdown(const Comparison& c) {
   o << "\n### Geometric mean of " << (c.all_simulated() ? "SIMULATED " : "") << metric_name(c.metric) << " / " << btag
     << "\n\n| # | configuration | ratio | sizes |\n|---|---|---:|---:|\n";
   for (size_t i : cols)
-    o << "| " << tag(i) << " | `" << md_cell(c.inputs[i].name) << "` | " << num(c.geomean_ratio[i]) << " | "
+    o << "| " << config_tag(i) << " | `" << md_cell(c.inputs[i].name) << "` | " << num(c.geomean_ratio[i]) << " | "
       << c.geomean_sizes[i] << " |\n";
   o << "\n### Winner per size range\n\n";
   for (const auto& w : c.winners) {
     o << "- " << c.tables[w.table].title() << ", " << range_text(w) << ": ";
     if (w.verdict == RowVerdict::Winner) {
-      o << tag(*w.config) << " `" << md_cell(c.inputs[*w.config].name) << "`";
+      o << config_tag(*w.config) << " `" << md_cell(c.inputs[*w.config].name) << "`";
       if (w.ratio) o << fmt::format(" (x{:.3f})", *w.ratio);
     } else if (w.verdict == RowVerdict::NoSignificantDifference) {
       o << "no significant difference";
@@ -522,8 +521,8 @@ json plot_series(const Comparison& c, const PlotContext& ctx) {
           p99.push_back(latency(g, row.bytes, 1));
         }
         if (bytes.empty()) continue;
-        json s = {{"name", tag(i) + " " + c.inputs[i].name + (g.empty() ? "" : " " + g)},
-                  {"tag", tag(i)},
+        json s = {{"name", config_tag(i) + " " + c.inputs[i].name + (g.empty() ? "" : " " + g)},
+                  {"tag", config_tag(i)},
                   {"config", c.inputs[i].name},
                   {"group", g},
                   {"baseline", c.baseline && *c.baseline == i},
@@ -560,5 +559,7 @@ json plot_series(const Comparison& c, const PlotContext& ctx) {
               {"line_rate", plot_line_rate(c, ctx)},
               {"panels", panels}};
 }
+
+std::string config_tag(std::size_t i) { return fmt::format("[{}]", i + 1); }
 
 }  // namespace railkit::sweep

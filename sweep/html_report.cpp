@@ -288,8 +288,6 @@ std::optional<double> num_of(const json& obj, std::string_view key) {
 
 // ---------------------------------------------------------------------------- comparison
 
-std::string tag(std::size_t i) { return fmt::format("[{}]", i + 1); }
-
 const ResultsDocument* first_doc(const CompareInput& in) {
   if (!in.rounds.empty()) return &in.rounds.front().doc;
   return in.doc ? &*in.doc : nullptr;
@@ -297,7 +295,7 @@ const ResultsDocument* first_doc(const CompareInput& in) {
 
 std::string verdict_name(const Comparison& c, const CompareRow& row) {
   switch (row.verdict) {
-    case RowVerdict::Winner: return "winner " + tag(*row.winner) + " " + c.inputs[*row.winner].name;
+    case RowVerdict::Winner: return "winner " + config_tag(*row.winner) + " " + c.inputs[*row.winner].name;
     case RowVerdict::NoSignificantDifference: return "no significant difference";
     case RowVerdict::BaselineBetter: return "baseline better";
     case RowVerdict::NoInterval: return "no interval";
@@ -316,7 +314,7 @@ std::string verdict_rule(const Comparison& c, RowVerdict v, const CompareRow* ro
     case RowVerdict::Winner:
       if (row && row->winner && row->cells[*row->winner].interval) {
         const auto& iv = *row->cells[*row->winner].interval;
-        return fmt::format("{} interval [{:.3g}, {:.3g}] lies {} 1", tag(*row->winner), iv.lo, iv.hi, side);
+        return fmt::format("{} interval [{:.3g}, {:.3g}] lies {} 1", config_tag(*row->winner), iv.lo, iv.hi, side);
       }
       return fmt::format("its paired ratio intervals lie {} 1 ({})", side, family);
     case RowVerdict::NoSignificantDifference:
@@ -359,7 +357,7 @@ std::string comparison_body(const Comparison& c, std::string_view id, std::strin
     std::string status = in.status;
     if (in.rounds.size() > 1) status += fmt::format(", {} rounds", in.rounds.size());
     if (!in.note.empty()) status += ": " + in.note;
-    std::vector<Cell> r{Cell{tag(i), double(i + 1)}, Cell{in.name}, Cell{status, {}, in.status == "ok" ? "" : "v-fail"}};
+    std::vector<Cell> r{Cell{config_tag(i), double(i + 1)}, Cell{in.name}, Cell{status, {}, in.status == "ok" ? "" : "v-fail"}};
     if (d) {
       const RunInfo& run = d->run;
       r.push_back(Cell{sim ? "SIMULATED" : "measured", {}, sim ? "sim" : ""});
@@ -389,7 +387,7 @@ std::string comparison_body(const Comparison& c, std::string_view id, std::strin
   o += table_html(std::string(id) + "-configurations", "", {"#", "configuration", "status", "simulated", "label",
                   "backend", "railkit", "ranks", "nodes", "hosts", "started (UTC)", "timing", "settings", "command"}, rows);
   o += "<p>Metric: " + esc(metric_title(c.metric)) + "; baseline: " +
-       (c.baseline ? esc(tag(*c.baseline) + " " + c.baseline_name) : esc(c.baseline_name) + " (no results: no ratios)") +
+       (c.baseline ? esc(config_tag(*c.baseline) + " " + c.baseline_name) : esc(c.baseline_name) + " (no results: no ratios)") +
        ".</p>\n";
 
   // The verdicts, range by range, with their rule.
@@ -400,7 +398,7 @@ std::string comparison_body(const Comparison& c, std::string_view id, std::strin
                                                           : format_bytes(w.from_bytes) + " .. " + format_bytes(w.to_bytes));
     std::string verdict;
     switch (w.verdict) {
-      case RowVerdict::Winner: verdict = "winner " + tag(*w.config) + " " + c.inputs[*w.config].name; break;
+      case RowVerdict::Winner: verdict = "winner " + config_tag(*w.config) + " " + c.inputs[*w.config].name; break;
       case RowVerdict::NoSignificantDifference: verdict = "no significant difference (the baseline stands)"; break;
       case RowVerdict::BaselineBetter: verdict = "the baseline (every other is significantly worse)"; break;
       case RowVerdict::NoInterval: verdict = "no interval: no winner can be named"; break;
@@ -432,11 +430,11 @@ std::string comparison_body(const Comparison& c, std::string_view id, std::strin
     for (std::size_t i = 0; i < n; ++i) {
       if (!c.has_results[i]) continue;
       // The tag only (the Configurations table names it): long names made the table overflow the page.
-      std::string col = tag(i);
+      std::string col = config_tag(i);
       if (i < c.simulated.size() && c.simulated[i]) col += " (SIMULATED)";
       if (c.baseline && *c.baseline == i) col += " (baseline)";
       head.push_back(col + " " + std::string(metric_title(c.metric)));
-      if (c.baseline && *c.baseline != i) head.push_back(tag(i) + "/" + tag(*c.baseline));
+      if (c.baseline && *c.baseline != i) head.push_back(config_tag(i) + "/" + config_tag(*c.baseline));
     }
     head.push_back("verdict");
     head.push_back("rule");
@@ -470,7 +468,7 @@ std::string sim_banner(const Comparison& c) {
   if (!c.any_simulated()) return "";
   std::vector<std::string> names;
   for (std::size_t i = 0; i < c.inputs.size(); ++i)
-    if (i < c.simulated.size() && c.simulated[i]) names.push_back(tag(i) + " " + c.inputs[i].name);
+    if (i < c.simulated.size() && c.simulated[i]) names.push_back(config_tag(i) + " " + c.inputs[i].name);
   return "<div class=\"banner sim\" id=\"simulated\">SIMULATED: " + esc(join(names, ", ")) +
          (c.all_simulated() ? " (every configuration)" : "") +
          " ran on railkit-bench --backend sim, a model, not a measurement of any hardware</div>\n";

@@ -31,10 +31,6 @@ struct JobCli {
   std::vector<CLI::Option*> sbatch_only, mpijob_only;
 };
 
-void warn_all(const std::vector<std::string>& lines) {
-  for (const std::string& line : summarize_warnings(lines)) std::cerr << "railkit: warning: " << line << "\n";
-}
-
 /// Refuses a flag of the other format (given, it would change nothing).
 void check_format_flags(const JobCli& cli) {
   const bool sbatch = cli.spec.format == launch::JobFormat::Sbatch;

@@ -42,11 +42,6 @@ struct ProfileCli {
 
 void warn(const std::string& line) { std::cerr << "railkit: warning: " << printable(line, 400) << "\n"; }
 
-/// Prints warnings, repeats of one kind as one line with a count.
-void warn_all(const std::vector<std::string>& lines) {
-  for (const std::string& line : summarize_warnings(lines)) std::cerr << "railkit: warning: " << line << "\n";
-}
-
 /// Loads and validates the profile; prints each loader warning.
 ProfileDocument load(const ProfileCli& o) {
   ProfileDocument p = load_profile(o.profile);
@@ -216,6 +211,10 @@ std::function<int()> setup_profile(CLI::App& app) {
     if (exp->parsed()) return run_export(*o);
     throw UsageError("profile: give show, check, env, exec or export");
   };
+}
+
+void warn_all(const std::vector<std::string>& lines) {
+  for (const std::string& line : summarize_warnings(lines)) std::cerr << "railkit: warning: " << line << "\n";
 }
 
 }  // namespace railkit::app

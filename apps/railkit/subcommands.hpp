@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace railkit::app {
 
@@ -42,5 +44,8 @@ std::function<int()> setup_rdma_pair(CLI::App& app);
 
 /// `railkit tune`: searches a space of settings and writes a validated profile (apps/railkit/cmd_tune.cpp).
 std::function<int()> setup_tune(CLI::App& app);
+
+/// Prints warnings to stderr as "railkit: warning: ...", repeats of one kind as one line with a count.
+void warn_all(const std::vector<std::string>& lines);
 
 }  // namespace railkit::app

@@ -13,7 +13,7 @@ using railkit::Verdict;
 
 namespace {
 
-const std::vector<std::string> kNames{"n0", "n1", "n2", "n3"};
+const std::vector<std::string> kPairNodes{"n0", "n1", "n2", "n3"};
 
 /// The runs of the circle rounds of 4 nodes on one rail (mlx5_0, 100 Gb/s both ends), each at
 /// `fast` Gb/s except the pairs listed in `slow`.
@@ -40,7 +40,7 @@ const AcceptCheck* check_of(const RdmaPairStage& s, std::size_t node, const std:
 }  // namespace
 
 TEST(AcceptRdmaPair, ASingleSlowPairNamesItsLink) {
-  const RdmaPairStage s = judge_rdma_pairs(runs({{1, 2}}), kNames, 0.9);
+  const RdmaPairStage s = judge_rdma_pairs(runs({{1, 2}}), kPairNodes, 0.9);
   ASSERT_EQ(s.node_checks.size(), 4u);
   for (std::size_t i : {1u, 2u}) {
     const AcceptCheck* c = check_of(s, i, "rdma.pair.mlx5_0");
@@ -61,7 +61,7 @@ TEST(AcceptRdmaPair, ASingleSlowPairNamesItsLink) {
 }
 
 TEST(AcceptRdmaPair, ANodeSlowWithAllItsPartnersIsGuiltyAndTheyPass) {
-  const RdmaPairStage s = judge_rdma_pairs(runs({{0, 3}, {1, 3}, {2, 3}}), kNames, 0.9);
+  const RdmaPairStage s = judge_rdma_pairs(runs({{0, 3}, {1, 3}, {2, 3}}), kPairNodes, 0.9);
   const AcceptCheck* bad = check_of(s, 3, "rdma.pair.mlx5_0");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->verdict, Verdict::Fail);
@@ -90,7 +90,7 @@ TEST(AcceptRdmaPair, FailedRunsAreSlowAndRailsAreJudgedApart) {
     }
     all.push_back(r);
   }
-  const RdmaPairStage s = judge_rdma_pairs(all, kNames, 0.9);
+  const RdmaPairStage s = judge_rdma_pairs(all, kPairNodes, 0.9);
   EXPECT_EQ(check_of(s, 0, "rdma.pair.mlx5_0")->verdict, Verdict::Pass);
   const AcceptCheck* c = check_of(s, 0, "rdma.pair.mlx5_3");
   ASSERT_TRUE(c);
