@@ -2,13 +2,13 @@
 """Renders an HTML file (a `railkit report --html` page) in headless Chromium and saves a PNG.
 
     html_screenshot.py IN.html OUT.png [--width 1280] [--height N] [--chromium PATH] [--timeout S]
-    html_screenshot.py IN.html --check OUT.json [...]
+    html_screenshot.py IN.html [OUT.png] --check OUT.json [...]
 
 --height: the window height; default: the page's full height as the browser lays it out
-(measured first with a DOM dump), at most 16000 px. --check: instead of a screenshot, loads a
-copy of the page with a small script appended that records every <table> (its body rows) and
-every image (<img>: natural size; <svg>: its box) as the browser rendered them, and writes that
-as JSON to OUT.json. Standard library only. Exit 0 done, 1 failed, 5 Chromium not found.
+(measured first with a DOM dump), at most 16000 px. --check: loads a copy of the page with a
+small script appended that records every <table> (its body rows) and every image (<img>:
+natural size; <svg>: its box) as the browser rendered them, and writes that as JSON to OUT.json;
+with OUT.png too, that same load gives the screenshot's height (one browser start fewer). Standard library only. Exit 0 done, 1 failed, 5 Chromium not found.
 
 Chromium runs with a fresh profile in a temporary directory, without sandbox, GPU or network
 services, under a time limit; its whole process group is killed when it is done.
@@ -120,11 +120,15 @@ def main():
         return 5
     html = os.path.abspath(a.html)
     try:
+        rendered = None
+        if a.check or not a.height:
+            rendered = probe(chromium, html, a.width, a.timeout)
         if a.check:
             with open(a.check, "w") as f:
-                json.dump(probe(chromium, html, a.width, a.timeout), f, indent=1)
+                json.dump(rendered, f, indent=1)
+        if not a.png:
             return 0
-        height = a.height or min(16000, max(600, probe(chromium, html, a.width, a.timeout)["height"]))
+        height = a.height or min(16000, max(600, rendered["height"]))
         png = os.path.abspath(a.png)
         if os.path.exists(png):
             os.remove(png)

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Quick start: install what is missing, build, then run the main job: a 4-rank MPI run of
-# all_reduce and all_gather from 8 B to 64 MiB with data checks. Prints nccl-tests' table and
-# writes the results document to results/quickstart-<UTC time>.json.
+# Quick start: install what the MPI build needs (scripts/setup.sh quickstart), build railkit-bench,
+# then run the main job: a 4-rank MPI run of all_reduce and all_gather from 8 B to 64 MiB with data
+# checks. Prints nccl-tests' table and writes the results document to
+# results/quickstart-<UTC time>.json.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-railkit_build railkit-bench
+"$RAILKIT_ROOT/scripts/setup.sh" quickstart
+railkit_build none railkit-bench
 railkit_mpi_env
 mkdir -p "$RAILKIT_ROOT/results"
 out="$RAILKIT_ROOT/results/quickstart-$(date -u +%Y%m%dT%H%M%SZ).json"

@@ -1,21 +1,35 @@
 #!/usr/bin/env bash
-# Installs every Debian package railkit's build and tests need. Idempotent and quiet when all is
-# present. As non-root it prints the exact apt-get line and exits 1.
+# Installs the Debian packages a command needs, and only those:
+#   scripts/setup.sh quickstart   what the quick start builds (railkit-bench with the MPI backend):
+#                                 compilers, CMake, Ninja, Open MPI and the header libraries
+#   scripts/setup.sh [test]       everything the build and every test need (the default): adds
+#                                 GoogleTest, Google Benchmark, clang and its sanitizer runtime,
+#                                 ns-3, Slurm and munge, chromium, matplotlib, ccache ...
+# Idempotent and quiet when all is present. As non-root it prints the exact apt-get line and exits 1.
 # CUDA and NCCL are not packages here: they are expected under /usr/local/cuda (optional).
 set -euo pipefail
 
-PACKAGES=(
-  build-essential cmake ninja-build pkg-config git
+QUICKSTART=(
+  build-essential cmake ninja-build pkg-config
   openmpi-bin libopenmpi-dev
-  libcli11-dev libfmt-dev nlohmann-json3-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-dev libsqlite3-dev
+)
+TEST=(
+  "${QUICKSTART[@]}" git ccache
   libgtest-dev libgmock-dev libbenchmark-dev
-  libibverbs-dev libyaml-dev libsqlite3-dev
-  python3 python3-jsonschema python3-matplotlib
+  libibverbs-dev
+  python3 python3-jsonschema python3-matplotlib python3-yaml
   libns3-dev libgsl-dev
   clang libclang-rt-14-dev
-  slurm-wlm munge iproute2 python3-yaml
+  slurm-wlm munge iproute2 zsh fish
   chromium fonts-dejavu-core fonts-liberation
 )
+
+case "${1:-test}" in
+  quickstart) PACKAGES=("${QUICKSTART[@]}") ;;
+  test) PACKAGES=("${TEST[@]}") ;;
+  *) echo "setup.sh: '$1': expected quickstart or test" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from casekit import Cases, Failure, Skip, check, railkit_main  # noqa: E402
+from casekit import Cases, Failure, Skip, check, railkit_main, shared_run_made, shared_run_path  # noqa: E402
 from netns import Netns, NetnsError, unavailable  # noqa: E402
 
 CASES = Cases()
@@ -119,7 +119,8 @@ def clean_run_passes(ctx):
 
 @case
 def slow_rank_fails_its_node(ctx):
-    out, junit = ctx.path("slow"), ctx.path("slow.xml")
+    # The run is kept for the cases that read it (html_cases.py's accept: a ctest fixture).
+    out, junit = shared_run_path("accept-slow-rank", ctx.tmp), ctx.path("slow.xml")
     rc, so, se = ctx.accept(out, "--junit", junit, bench_args=SLOW)
     check(rc == 10, f"rc {rc}\n{so}\n{se}")
     doc = load(os.path.join(out, "accept.json"))
@@ -132,6 +133,7 @@ def slow_rank_fails_its_node(ctx):
     guilty = [g["node"] for g in doc["isolation"].get("guilty_nodes", [])]
     check(guilty == [NODES[2]], f"isolation {doc['isolation']}")
     check(good_hosts(out) == [NODES[0], NODES[1], NODES[3]], f"good-hosts {good_hosts(out)}")
+    shared_run_made(out)
 
 
 @case

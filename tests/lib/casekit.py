@@ -69,6 +69,44 @@ class SimCtx:
             raise Skip("railkit-bench was built without the sim backend (no ns-3)")
 
 
+# Runs that several cases read (a sweep, a tune session, an accept run) are made once: the case that
+# makes and checks a run is a ctest fixture (FIXTURES_SETUP) that writes it to $RAILKIT_TEST_RUNS/NAME
+# and marks it made when its checks passed; the cases that read it (FIXTURES_REQUIRED) find it there.
+# Without RAILKIT_TEST_RUNS (a script run by hand) each case makes its own in its temporary directory.
+
+def shared_run_path(name, tmp):
+    """For the case that makes run `name`: where to write it (any earlier one removed)."""
+    import os
+    import shutil
+    base = os.environ.get("RAILKIT_TEST_RUNS")
+    if not base:
+        return os.path.join(tmp, name)
+    path = os.path.join(base, name)
+    shutil.rmtree(path, ignore_errors=True)
+    if os.path.exists(path + ".made"):
+        os.remove(path + ".made")
+    os.makedirs(base, exist_ok=True)
+    return path
+
+
+def shared_run_made(path):
+    """Marks the run at `path` made: its checks passed, the cases that read it may."""
+    with open(path + ".made", "w") as f:
+        f.write("made\n")
+
+
+def shared_run(name, tmp, make):
+    """For a case that reads run `name`: its path, the fixture's when it was made, else made here by
+    make(path)."""
+    import os
+    base = os.environ.get("RAILKIT_TEST_RUNS")
+    if base and os.path.exists(os.path.join(base, name + ".made")):
+        return os.path.join(base, name)
+    path = os.path.join(tmp, "own-" + name)
+    make(path)
+    return path
+
+
 def listing(cases):
     """The case names, ';'-separated, for CMake's foreach."""
     sys.stdout.write(";".join(cases) + "\n")

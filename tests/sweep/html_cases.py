@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Integration tests of `railkit report --html`, run for real: a railkit-bench --backend mpi run
 on 4 local ranks, a sweep, a tune session and an emulated accept run (8 ranks as 4 nodes), each
-turned into a page that Debian's chromium opens headless. Checks that the page references
+turned into a page that Debian's chromium opens headless. Under ctest the runs are those other
+cases made and checked (ctest fixtures: sweep_cases.py done_when, tune_cases.py done_when,
+accept_cases.py slow_rank_fails_its_node); run by hand, each case makes its own. Checks that the page references
 nothing outside itself, that every table and image the page holds was rendered (tables with
 rows, images with a non-zero natural size), and keeps a screenshot per case under the build
 tree: Testing/artifacts/report-html-CASE.png (or $RAILKIT_ARTIFACTS_DIR). ctest label `mpi`.
@@ -22,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 SHOT = os.path.join(ROOT, "scripts", "html_screenshot.py")
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from casekit import Cases, Skip, check, railkit_main  # noqa: E402
+from casekit import Cases, Skip, check, railkit_main, shared_run  # noqa: E402
 
 CASES = Cases()
 case = CASES.add
@@ -129,7 +131,9 @@ def report(ctx, name, inputs, want_text=(), plots=1):
         raise Skip("chromium not found (/usr/bin/chromium; scripts/setup.sh installs it): "
                    "the page was written and checked statically, not rendered")
     probe = ctx.path(name + ".render.json")
-    rc, so, se = ctx.run([sys.executable, SHOT, out, "--check", probe, "--chromium", browser], timeout=180)
+    png = os.path.join(artifacts_dir(ctx.railkit), f"report-html-{name}.png")
+    rc, so, se = ctx.run([sys.executable, SHOT, out, png, "--check", probe, "--width", "1280", "--chromium", browser],
+                         timeout=180)
     check(rc == 0, f"html_screenshot.py --check: rc {rc}\n{se}")
     with open(probe) as f:
         r = json.load(f)
@@ -139,22 +143,33 @@ def report(ctx, name, inputs, want_text=(), plots=1):
     check(len(r["images"]) == page.images, f"{len(r['images'])} images rendered, the page has {page.images}")
     bad = [i for i in r["images"] if not (i["width"] > 0 and i["height"] > 0)]
     check(not bad, f"images not rendered (zero natural size): {bad}")
-    png = os.path.join(artifacts_dir(ctx.railkit), f"report-html-{name}.png")
-    rc, so, se = ctx.run([sys.executable, SHOT, out, png, "--width", "1280", "--chromium", browser], timeout=180)
-    check(rc == 0 and os.path.getsize(png) > 0, f"screenshot: rc {rc}\n{se}")
+    check(os.path.getsize(png) > 0, "an empty screenshot")
     print(f"screenshot: {png} ({len(r['tables'])} tables, {len(r['images'])} images)")
     return html, text
 
 
+def algo_sweep(ctx):
+    """The sweep of sweep_cases.py's done_when (a ctest fixture), else one made here."""
+    def make(out):
+        rc, so, se = ctx.railkit_run("sweep", "--bench", ctx.bench, "--launcher", "mpirun", "--np", "4", "--out", out,
+                                     "--rounds", "2", "--axis", "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                                     "--axis", "OMPI_MCA_coll_tuned_allreduce_algorithm=1,4", "--", *BENCH)
+        check(rc == 0, f"sweep: rc {rc}\n{se[-2000:]}")
+    return shared_run("algo-sweep", ctx.tmp, make)
+
+
 @case
 def run(ctx):
-    """One real railkit-bench --backend mpi run: header, table, plot; an injected label arrives escaped."""
-    doc = ctx.path("run.json")
-    rc, so, se = ctx.mpirun(4, ctx.bench, *BENCH, "-J", doc)
-    check(rc == 0, f"railkit-bench: rc {rc}\n{se[-2000:]}")
-    with open(doc) as f:
+    """One real railkit-bench --backend mpi run (a launch of the shared sweep): header, table, plot; an
+    injected label arrives escaped."""
+    sweep_dir = algo_sweep(ctx)
+    with open(os.path.join(sweep_dir, "sweep.json")) as f:
+        first = json.load(f)["launches"][0]
+    with open(os.path.join(sweep_dir, first["results"])) as f:
         d = json.load(f)
+    check(d["run"]["backend"] == "mpi" and d["run"]["nranks"] == 4, f"run {d['run']}")
     d["run"]["label"] = "label " + INJECT
+    doc = ctx.path("run.json")
     with open(doc, "w") as f:
         json.dump(d, f)
     _, text = report(ctx, "run", [doc], want_text=["railkit report: run", "Open MPI", "label " + INJECT,
@@ -164,34 +179,34 @@ def run(ctx):
 
 @case
 def sweep(ctx):
-    """A sweep of two Open MPI allreduce algorithms, 2 rounds: verdicts with their rules."""
-    out = ctx.path("sweep")
-    rc, so, se = ctx.railkit_run("sweep", "--bench", ctx.bench, "--launcher", "mpirun", "--np", "4", "--out", out,
-                                 "--rounds", "2", "--axis", "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
-                                 "--axis", "OMPI_MCA_coll_tuned_allreduce_algorithm=1,4", "--", *BENCH)
-    check(rc == 0, f"sweep: rc {rc}\n{se[-2000:]}")
+    """A sweep of two Open MPI allreduce algorithms over rounds: verdicts with their rules."""
+    out = algo_sweep(ctx)
     report(ctx, "sweep", [out], want_text=["railkit report: sweep", "Verdicts", "rule", "intervals hold together",
                                            "OMPI_MCA_coll_tuned_allreduce_algorithm=4"])
 
 
 @case
 def tune(ctx):
-    """A short tune session (3 trials, validation): settings, decisions with their rule, trials, plot."""
-    out = ctx.path("tune")
-    rc, so, se = ctx.railkit_run("tune", "--bench", ctx.bench, "--space", "ompi-coll", "--strategy", "coordinate",
-                                 "--budget", "3", "--launcher", "mpirun", "--np", "4", "--out", out, "--", *BENCH)
-    check(rc == 0, f"tune: rc {rc}\n{se[-2000:]}")
+    """A tune session (tune_cases.py's done_when, a ctest fixture, else 3 trials made here): settings,
+    decisions with their rule, trials, validation, plot."""
+    def make(out):
+        rc, so, se = ctx.railkit_run("tune", "--bench", ctx.bench, "--space", "ompi-coll", "--strategy", "coordinate",
+                                     "--budget", "3", "--launcher", "mpirun", "--np", "4", "--out", out, "--", *BENCH)
+        check(rc == 0, f"tune: rc {rc}\n{se[-2000:]}")
+    out = shared_run("tune-session", ctx.tmp, make)
     report(ctx, "tune", [out], want_text=["railkit report: tune session", "Trials", "Decisions", "validation rounds",
                                           "Validation"])
 
 
 @case
 def accept(ctx):
-    """An emulated accept run (4 nodes of 2 ranks, rank 5 slowed): the failing node first, rules, bars."""
-    out = ctx.path("accept")
-    rc, so, se = ctx.railkit_run("accept", "--launcher", "mpirun", "--np", "8", "--ranks-per-node", "2", "--out", out,
-                                 "--bench", ctx.bench, "--bench-args", "--inject-delay-us 5:3000", timeout=300)
-    check(rc in (0, 10), f"accept: rc {rc}\n{se[-2000:]}")
+    """An emulated accept run (4 nodes of 2 ranks, one rank slowed: accept_cases.py's
+    slow_rank_fails_its_node, a ctest fixture, else made here): the failing node first, rules, bars."""
+    def make(out):
+        rc, so, se = ctx.railkit_run("accept", "--launcher", "mpirun", "--np", "8", "--ranks-per-node", "2", "--out",
+                                     out, "--bench", ctx.bench, "--bench-args", "--inject-delay-us 5:3000", timeout=300)
+        check(rc in (0, 10), f"accept: rc {rc}\n{se[-2000:]}")
+    out = shared_run("accept-slow-rank", ctx.tmp, make)
     with open(os.path.join(out, "accept.json")) as f:
         acc = json.load(f)
     failing = [n["name"] for n in acc["nodes"] if n["verdict"] == "fail"]

@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 PLOT_SCRIPT = os.path.join(ROOT, "scripts", "plot_results.py")
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from casekit import Cases, Failure, Skip, check, railkit_main  # noqa: E402
+from casekit import Cases, Failure, Skip, check, railkit_main, shared_run, shared_run_made, shared_run_path  # noqa: E402
 
 CASES = Cases()
 case = CASES.add
@@ -55,6 +55,14 @@ class Ctx:
     def sweep(self, out, *args, bench_args=SMALL, timeout=240):
         return self.run("sweep", "--launcher", "mpirun", "--np", "4", "--out", out, *args, "--", *bench_args,
                         timeout=timeout)
+
+    def algo_sweep(self):
+        """The sweep of two Open MPI allreduce algorithms that done_when makes and checks (a ctest
+        fixture, tests/CMakeLists.txt) and other cases read (also html_cases.py)."""
+        def make(out):
+            rc, so, se = self.sweep(out, *ALGO_AXES)
+            check(rc == 0, f"sweep rc {rc}\n{se}")
+        return shared_run("algo-sweep", self.tmp, make)
 
     def matrix(self, name, configs):
         p = self.path(name)
@@ -109,8 +117,9 @@ def statuses(out):
 
 @case
 def done_when(ctx):
-    """The issue's command: two results documents whose run.env differ as asked, and the comparison."""
-    out = ctx.path("sweep")
+    """The issue's command: two results documents whose run.env differ as asked, and the comparison.
+    The sweep is kept for the cases that read it (ctx.algo_sweep)."""
+    out = shared_run_path("algo-sweep", ctx.tmp)
     rc, so, se = ctx.sweep(out, *ALGO_AXES)
     check(rc == 0, f"rc {rc}\n{se}")
     sweep = load(os.path.join(out, "sweep.json"))
@@ -143,6 +152,7 @@ def done_when(ctx):
                    "3 rounds", "seed"]:
         check(needle in so, f"missing {needle!r} in:\n{so}")
     check("[1/6] round 1/3" in se and "[6/6] round 3/3" in se and "ETA" in se, se)
+    shared_run_made(out)
 
 
 @case
@@ -251,9 +261,7 @@ def interrupt_resume(ctx):
 @case
 def report_formats(ctx):
     """railkit report on a sweep directory and on loose documents, as table, markdown and csv."""
-    out = ctx.path("sweep")
-    rc, so, se = ctx.sweep(out, *ALGO_AXES)
-    check(rc == 0, f"sweep rc {rc}\n{se}")
+    out = ctx.algo_sweep()
     rc, table, se = ctx.run("report", out)
     check(rc == 0, f"rc {rc}\n{se}")
     check("geometric mean" in table and "[2]/[1]" in table, table)
@@ -307,9 +315,7 @@ def report_plot(ctx):
 
     if not have_matplotlib():
         raise Skip("python3-matplotlib is not installed: skipping the drawing")
-    out = ctx.path("sweep")
-    rc, so, se = ctx.sweep(out, *ALGO_AXES)
-    check(rc == 0, f"sweep rc {rc}\n{se}")
+    out = ctx.algo_sweep()
     png, svg = ctx.path("busbw.png"), ctx.path("busbw.svg")
     rc, so, se = ctx.run("report", out, "--plot", png)
     check(rc == 0, f"rc {rc}\n{se}")

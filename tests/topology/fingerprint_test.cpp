@@ -81,10 +81,12 @@ size_t index_of(const CompareReport& rep, const std::string& fact) {
 }
 
 TEST(TopoCompare, NoMajorityStillRanksFactsAndNeverListsTheHealthyNode) {
-  // One healthy node and three broken ones, each in its own way: four fingerprints, no majority.
+  // One healthy node and three broken ones, each in its own way: four fingerprints, no majority,
+  // whichever node comes first (each fixture probed once).
+  const std::vector<NodeFacts> probed = {facts("dgx-h100", "healthy-node"), facts("dgx-missing-nic", "no-nic-node"),
+                                         facts("dgx-nic-link-down", "link-node"), facts("dgx-rate-mismatch", "rate-node")};
   for (size_t rot = 0; rot < 4; ++rot) {
-    std::vector<NodeFacts> nodes = {facts("dgx-h100", "healthy-node"), facts("dgx-missing-nic", "no-nic-node"),
-                                    facts("dgx-nic-link-down", "link-node"), facts("dgx-rate-mismatch", "rate-node")};
+    std::vector<NodeFacts> nodes = probed;
     std::rotate(nodes.begin(), nodes.begin() + static_cast<long>(rot), nodes.end());
     SCOPED_TRACE("first node " + nodes[0].node);
     const auto rep = compare_nodes(nodes);

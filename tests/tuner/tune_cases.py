@@ -23,7 +23,7 @@ GEN_DCQCN = os.path.join(ROOT, "tests", "fixtures", "dcqcn", "gen_dcqcn.py")
 GEN_SYSFS = os.path.join(ROOT, "tests", "fixtures", "sysfs", "gen_sysfs.py")
 PROFILE_SCHEMA = os.path.join(ROOT, "profiles", "railkit.profile.schema.json")
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from casekit import Cases, Failure, check, railkit_main  # noqa: E402
+from casekit import Cases, Failure, check, railkit_main, shared_run_made, shared_run_path  # noqa: E402
 
 CASES = Cases()
 case = CASES.add
@@ -127,8 +127,9 @@ def wait_for_trials(path, n, proc, limit_s=120):
 
 @case
 def done_when(ctx):
-    """The issue's command ends with a validated profile, an Open MPI rules file Open MPI accepts."""
-    out, rules = ctx.path("tune"), ctx.path("rules.conf")
+    """The issue's command ends with a validated profile, an Open MPI rules file Open MPI accepts.
+    The session is kept for the cases that read it (html_cases.py's tune: a ctest fixture)."""
+    out, rules = shared_run_path("tune-session", ctx.tmp), ctx.path("rules.conf")
     rc, so, se = ctx.run("tune", *DONE_WHEN, "--out", out, "--emit", "ompi-rules", rules, "--", *BENCH)
     check(rc == 0, f"rc {rc}\n{se}")
     ts = trials(out)
@@ -174,6 +175,7 @@ def done_when(ctx):
                          "--axis", "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
                          "--axis", f"OMPI_MCA_coll_tuned_dynamic_rules_filename={bad}", "--", *QUICK)
     check(rc == 10 and "MPI_ERR_ARG" in se, f"Open MPI did not apply the rules file (algorithm 99 ran): rc {rc}\n{se}")
+    shared_run_made(out)
 
 
 @case

@@ -1,11 +1,8 @@
 #!/usr/bin/env bash
-# railkit-bench built without MPI (as scripts/gpu-check.sh builds it for the GPU machine, where
-# no Open MPI exists) must configure, build and run as one process: a CMake configuration of
-# its own (MPI and CUDA off: the nccl backend's code is compiled by the main build), then
-#   --version says there is no mpi backend,
-#   a run without a usable backend exits 5 with one line,
-#   started by a launcher as several processes it refuses (exit 5) instead of running N copies,
-#   built without ns-3 (-DRAILKIT_WITH_NS3=OFF) --backend sim exits 5 with one line saying why.
+# The slow tier's check of the configuration itself: CMake configures a build of its own with MPI,
+# CUDA and ns-3 off (as scripts/gpu-bundle.sh configures without Open MPI), builds railkit-bench
+# there and runs nompi_check.sh on it. The default tier runs nompi_check.sh on railkit-bench-nompi,
+# which the main build makes from the same sources without a second configuration.
 # Usage: nompi_build.sh SOURCE_DIR WORK_DIR
 set -uo pipefail
 src=$1 work=$2
@@ -13,32 +10,8 @@ rm -rf "$work" && mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRAILKIT_WITH_MPI=OFF -DRAILKIT_WITH_CUDA=OFF -DRAILKIT_WITH_NS3=OFF \
-  -DRAILKIT_BUILD_TESTS=OFF -DRAILKIT_BUILD_BENCHMARKS=OFF >"$work/configure.log" 2>&1 ||
+  -DRAILKIT_BUILD_TESTS=OFF -DRAILKIT_BUILD_BENCHMARKS=OFF -DCMAKE_UNITY_BUILD=ON >"$work/configure.log" 2>&1 ||
   { tail -n 20 "$work/configure.log"; fail "configure without MPI"; }
 cmake --build "$work/build" --target railkit-bench -j "$(nproc)" >"$work/build.log" 2>&1 ||
   { tail -n 30 "$work/build.log"; fail "build of railkit-bench without MPI"; }
-bench="$work/build/bin/railkit-bench"
-ldd "$bench" | grep -qi 'libmpi' && fail "railkit-bench built without MPI links libmpi: $(ldd "$bench" | grep -i mpi)"
-
-out=$("$bench" --version) || fail "--version rc $?"
-grep -q 'backends: no mpi (built without MPI: one process, no launcher)' <<<"$out" || fail "--version: $out"
-
-err=$("$bench" -b 8 -e 8 2>&1 >/dev/null); rc=$?
-[ "$rc" -eq 5 ] || fail "auto without GPU or MPI: rc $rc (want 5): $err"
-[ "$(grep -c '^railkit-bench: error:' <<<"$err")" -eq 1 ] || fail "want one error line: $err"
-grep -q "built without MPI" <<<"$err" || fail "the line does not say why: $err"
-
-err=$(OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_RANK=0 "$bench" --backend mpi -b 8 -e 8 2>&1 >/dev/null); rc=$?
-[ "$rc" -eq 5 ] || fail "under a launcher: rc $rc (want 5): $err"
-grep -q "the launcher started 4" <<<"$err" || fail "under a launcher: $err"
-
-# Built without ns-3 (as the GPU bundle is): no sim backend, and asking for it says why.
-grep -q 'no sim (built without ns-3)' <<<"$out" || fail "--version does not say there is no sim backend: $out"
-err=$("$bench" --backend sim --sim-cluster "$src/sim/examples/cluster-4x8-1to1.yaml" -b 8 -e 8 2>&1 >/dev/null); rc=$?
-[ "$rc" -eq 5 ] || fail "--backend sim without ns-3: rc $rc (want 5): $err"
-[ "$(grep -c '^railkit-bench: error:' <<<"$err")" -eq 1 ] || fail "want one error line: $err"
-grep -q "built without ns-3" <<<"$err" || fail "the line does not say why: $err"
-
-err=$("$bench" -b 0 2>&1 >/dev/null); rc=$?
-[ "$rc" -eq 6 ] || fail "usage error: rc $rc (want 6): $err"
-echo "ok nompi_build"
+exec "$(dirname "$0")/nompi_check.sh" "$work/build/bin/railkit-bench" "$src"

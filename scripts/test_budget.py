@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""The time budget of scripts/test.sh: prints the time of each phase and of each ctest run, and
+fails (exit 1) when the growth it guards against happened, naming the offenders:
+  - a case labelled `unit` took over --unit-limit-s (2 s): unit cases must stay fast, so a slow
+    path (a quadratic parse, a sleep) shows up in the submission that adds it;
+  - any other case took over --case-limit-s (60 s), but for the slow tier's (label slow: soak
+    checks that run as long as they are told);
+  - the whole run took over --total-limit-s (25 minutes).
+
+usage: test_budget.py --reports DIR --total-s SECONDS [--unit-limit-s 2] [--case-limit-s 60]
+                      [--total-limit-s 1500]
+DIR holds what scripts/test.sh wrote: phases.txt ("NAME SECONDS" lines), and per ctest run NAME.xml
+(ctest --output-junit) with NAME.tests.json (ctest --show-only=json-v1, for the labels).
+Exit 0 within budget, 1 over it, 2 on bad input.
+"""
+import argparse
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+
+def labels_of(tests_json):
+    """test name -> set of labels, from `ctest --show-only=json-v1`."""
+    with open(tests_json) as f:
+        doc = json.load(f)
+    out = {}
+    for t in doc.get("tests", []):
+        labels = set()
+        for p in t.get("properties", []):
+            if p.get("name") == "LABELS":
+                labels.update(p.get("value") or [])
+        out[t["name"]] = labels
+    return out
+
+
+def cases_of(junit_xml):
+    """[(name, seconds, status)] of the cases ctest ran, from its JUnit file."""
+    root = ET.parse(junit_xml).getroot()
+    out = []
+    for tc in root.iter("testcase"):
+        status = tc.get("status", "run")
+        out.append((tc.get("name"), float(tc.get("time") or 0.0), status))
+    return out
+
+
+def fmt_s(s):
+    return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%.1fs" % s
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reports", required=True)
+    ap.add_argument("--total-s", type=float, required=True)
+    ap.add_argument("--unit-limit-s", type=float, default=2.0)
+    ap.add_argument("--case-limit-s", type=float, default=60.0)
+    ap.add_argument("--total-limit-s", type=float, default=1500.0)
+    a = ap.parse_args()
+    if not os.path.isdir(a.reports):
+        print(f"test_budget.py: {a.reports}: no such directory", file=sys.stderr)
+        return 2
+
+    print("test.sh phases:")
+    phases = os.path.join(a.reports, "phases.txt")
+    if os.path.exists(phases):
+        with open(phases) as f:
+            for line in f:
+                name, _, secs = line.rstrip("\n").rpartition(" ")
+                print(f"  {name:<40} {fmt_s(float(secs)):>8}")
+    print(f"  {'total':<40} {fmt_s(a.total_s):>8}")
+
+    over = []
+    for run in sorted(n[:-4] for n in os.listdir(a.reports) if n.endswith(".xml")):
+        labels = labels_of(os.path.join(a.reports, run + ".tests.json"))
+        cases = [c for c in cases_of(os.path.join(a.reports, run + ".xml")) if c[2] != "notrun"]
+        by_label = {}
+        for name, secs, _ in cases:
+            for lab in labels.get(name, {"(none)"}) or {"(none)"}:
+                n, s = by_label.get(lab, (0, 0.0))
+                by_label[lab] = (n + 1, s + secs)
+            case_labels = labels.get(name, set())
+            limit = a.unit_limit_s if "unit" in case_labels else a.case_limit_s
+            if secs > limit and "slow" not in case_labels:
+                over.append(f"{run}: {name} took {secs:.1f} s (limit {limit:g} s for "
+                            f"{'a unit case' if limit == a.unit_limit_s else 'a case'})")
+        failed = [name for name, _, status in cases if status == "fail"]
+        print(f"ctest {run}: {len(cases)} cases, {len(failed)} failed, {sum(c[1] for c in cases):.0f} s of test time; "
+              "by label " + ", ".join(f"{lab} {n} ({s:.0f} s)" for lab, (n, s) in sorted(by_label.items())))
+        for name in failed:
+            print(f"  FAILED {name}")
+        for name, secs, _ in sorted(cases, key=lambda c: -c[1])[:5]:
+            print(f"  {secs:6.1f} s  {name}")
+    if a.total_s > a.total_limit_s:
+        over.append(f"the whole run took {fmt_s(a.total_s)} (limit {fmt_s(a.total_limit_s)})")
+    if over:
+        print("test.sh: OVER BUDGET:")
+        for o in over:
+            print("  " + o)
+        return 1
+    print(f"test.sh: within budget (unit case <= {a.unit_limit_s:g} s, case <= {a.case_limit_s:g} s, "
+          f"run <= {fmt_s(a.total_limit_s)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
