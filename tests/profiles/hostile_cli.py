@@ -51,6 +51,20 @@ def print_all(keys):
         " ".join(keys)
 
 
+def write_env(ctx, path, fmt_name, name):
+    """`railkit profile env --shell FMT` (export --format slurm) of `path` into a new working directory
+    `name`; returns (directory, file written)."""
+    work = ctx.path(name)
+    os.makedirs(work, exist_ok=True)
+    out = os.path.join(work, "env.out")
+    if fmt_name == "slurm":
+        rc, _, se = ctx.run("export", path, "--format", "slurm", "--out", out, cwd=work)
+    else:
+        rc, _, se = ctx.run("env", path, "--shell", fmt_name, "--out", out, cwd=work)
+    check(rc == 0, "%s (%s): rc %d: %s" % (fmt_name, os.path.basename(path), rc, se))
+    return work, out
+
+
 @case
 def hostile_values_survive_every_shell_format(ctx):
     """Every hostile value at once (one variable each) through every format and every reader: each comes
@@ -64,14 +78,7 @@ def hostile_values_survive_every_shell_format(ctx):
     path = ctx.profile("hostile-all", mutate)
     want = b"".join(v.encode() + b"\0" for v in HOSTILE)
     for fmt_name, readers in SHELLS.items():
-        work = ctx.path("work-all-%s" % fmt_name)
-        os.makedirs(work, exist_ok=True)
-        out = os.path.join(work, "env.out")
-        if fmt_name == "slurm":
-            rc, _, se = ctx.run("export", path, "--format", "slurm", "--out", out, cwd=work)
-        else:
-            rc, _, se = ctx.run("env", path, "--shell", fmt_name, "--out", out, cwd=work)
-        check(rc == 0, "%s: rc %d: %s" % (fmt_name, rc, se))
+        work, out = write_env(ctx, path, fmt_name, "work-all-%s" % fmt_name)
         for reader, argv in readers:
             if shutil.which(argv[0]) is None:
                 print("  skip %s: %s is not installed" % (reader, argv[0]))
@@ -98,14 +105,7 @@ def hostile_values_one_by_one_every_shell_format(ctx):
                 continue
             for i, value in enumerate(HOSTILE):
                 path = ctx.profile("hostile-%d" % i, with_env(KEY, value))
-                work = ctx.path("work-%s-%d" % (fmt_name, i))
-                os.makedirs(work, exist_ok=True)
-                out = os.path.join(work, "env.out")
-                if fmt_name == "slurm":
-                    rc, _, se = ctx.run("export", path, "--format", "slurm", "--out", out, cwd=work)
-                else:
-                    rc, _, se = ctx.run("env", path, "--shell", fmt_name, "--out", out, cwd=work)
-                check(rc == 0, "%s %r: rc %d: %s" % (fmt_name, value, rc, se))
+                work, out = write_env(ctx, path, fmt_name, "work-%s-%d" % (fmt_name, i))
                 rc, so, se = source_and_read(argv, out, work, ctx.path("home"))
                 check(rc == 0, "%s via %s, value %r: rc %d: %s" % (fmt_name, reader, value, rc, se.decode(errors="replace")))
                 check(so == value.encode(), "%s via %s: got %r, expected %r" % (fmt_name, reader, so, value.encode()))
