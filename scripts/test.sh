@@ -35,11 +35,20 @@ export RAILKIT_PHASES="$reports/phases.txt"
 
 railkit_phase setup
 "$RAILKIT_ROOT/scripts/setup.sh" test
+# What each build compiled in this run (its new .ninja_log lines), for the budget's table.
+ninja_lines() { if [ -f "$1/.ninja_log" ]; then wc -l <"$1/.ninja_log"; else echo 0; fi; }
+keep_ninja_log() {  # DIR LINES-BEFORE NAME
+  [ -f "$1/.ninja_log" ] && tail -n "+$(($2 + 1))" "$1/.ninja_log" | grep -v '^#' >"$reports/$3.ninja_log" || true
+}
 railkit_phase "configure+build release"
+n0=$(ninja_lines "$RAILKIT_BUILD")
 railkit_build integration
+keep_ninja_log "$RAILKIT_BUILD" "$n0" release
 if [ "$sanitize" = 1 ]; then
   railkit_phase "configure+build sanitize"
+  n0=$(ninja_lines "$RAILKIT_SANITIZE_BUILD")
   railkit_build_sanitize
+  keep_ninja_log "$RAILKIT_SANITIZE_BUILD" "$n0" sanitize
 fi
 
 railkit_mpi_env

@@ -44,6 +44,30 @@ def cases_of(junit_xml):
     return out
 
 
+def print_build(path, name):
+    """What a build compiled in this run, in CPU seconds per target group (the top folder; tests/X
+    for the tests), from the lines its .ninja_log gained (start ms, end ms, mtime, output, hash)."""
+    groups = {}
+    steps = 0
+    with open(path) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 4:
+                continue
+            secs = (int(parts[1]) - int(parts[0])) / 1000.0
+            out = parts[3].split("/")
+            key = "/".join(out[:2]) if out[0] == "tests" else out[0]
+            if key in ("bin", "lib"):
+                key = "link"
+            elif not out[0]:
+                key = "custom commands"  # outputs named by absolute path (generated fixtures)
+            groups[key] = groups.get(key, 0.0) + secs
+            steps += 1
+    top = [(k, v) for k, v in sorted(groups.items(), key=lambda kv: -kv[1]) if v >= 1]
+    print(f"build {name}: {steps} steps, {sum(groups.values()):.0f} CPU-s" +
+          (": " + ", ".join(f"{k} {v:.0f}" for k, v in top) if top else " (nothing compiled)"))
+
+
 def fmt_s(s):
     return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%.1fs" % s
 
@@ -68,6 +92,9 @@ def main():
                 name, _, secs = line.rstrip("\n").rpartition(" ")
                 print(f"  {name:<40} {fmt_s(float(secs)):>8}")
     print(f"  {'total':<40} {fmt_s(a.total_s):>8}")
+
+    for name in sorted(n for n in os.listdir(a.reports) if n.endswith(".ninja_log")):
+        print_build(os.path.join(a.reports, name), name[:-len(".ninja_log")])
 
     over = []
     for run in sorted(n[:-4] for n in os.listdir(a.reports) if n.endswith(".xml")):
