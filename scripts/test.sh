@@ -11,7 +11,8 @@
 # coverage in tests/fuzz/corpus, the 200k-NIC parse, every hostile value alone in every shell, and
 # the configure-and-build of railkit-bench without MPI.
 # Prints each phase's time and ends with the budget (scripts/test_budget.py): the run fails when a
-# unit case took over 2 s, another case over 60 s, or the whole run over 25 minutes, naming them.
+# unit case took over 2 s, another case over 60 s (each also when timed again alone), or the whole
+# run over 25 minutes, naming them.
 # Usage: scripts/test.sh [--slow] [--no-sanitizers] [CTEST ARGS...]
 #   --no-sanitizers  skips the sanitizer build and its tests (CI never passes it)
 #   CTEST ARGS       narrow both ctest runs, e.g. scripts/test.sh -L mpi, scripts/test.sh -R fuzz
@@ -74,5 +75,6 @@ if [ "$sanitize" = 1 ]; then
 fi
 railkit_phase_end
 
-"$RAILKIT_ROOT/scripts/test_budget.py" --reports "$reports" --total-s "$(( $(date +%s) - t0 ))" || status=1
+"$RAILKIT_ROOT/scripts/test_budget.py" --reports "$reports" --total-s "$(( $(date +%s) - t0 ))" \
+  --build "release=$RAILKIT_BUILD" --build "sanitize=$RAILKIT_SANITIZE_BUILD" || status=1
 exit "$status"
