@@ -1,6 +1,7 @@
 #include "core/strings.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <unordered_map>
 
@@ -164,6 +165,17 @@ std::vector<std::string> summarize_warnings(std::span<const std::string> lines) 
     out.push_back(std::move(line));
   }
   return out;
+}
+
+std::string fnv1a64_hex(std::string_view s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 }  // namespace railkit

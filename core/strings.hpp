@@ -114,4 +114,7 @@ std::optional<double> to_double(std::string_view text);
 /// "...: must be between LO and HI", naming the input.
 long long parse_int(std::string_view what, std::string_view text, long long lo, long long hi);
 
+/// FNV-1a 64-bit of `s` as 16 lowercase hex digits (content hashes, fingerprints).
+std::string fnv1a64_hex(std::string_view s);
+
 }  // namespace railkit

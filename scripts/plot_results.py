@@ -38,7 +38,7 @@ says so in the title.
 
 --dump-plan FILE writes what would be drawn (panels, scales, limits, ticks and their labels,
 series, colours, markers, bands, reference lines, title lines) as JSON, without matplotlib;
-with --dump-plan, --out may be left out. The golden tests (tests/sweep/plot_cases.py) compare it.
+with --dump-plan, --out may be left out. The golden tests (tests/report/plot_cases.py) compare it.
 Exit codes: 0 written, 5 matplotlib is missing (Debian: python3-matplotlib), 6 bad input, 9 write error.
 """
 import argparse

@@ -26,7 +26,7 @@
 #include "launch/sim_bench.hpp"
 #include "sweep/compare.hpp"
 #include "sweep/prom.hpp"
-#include "sweep/report.hpp"
+#include "sweep/inputs.hpp"
 
 namespace railkit::sweep {
 namespace fs = std::filesystem;

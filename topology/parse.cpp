@@ -302,15 +302,4 @@ std::optional<int> parse_nv_cell(std::string_view cell) {
   return static_cast<int>(*v);
 }
 
-std::string fnv1a64_hex(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
 }  // namespace railkit::topo

@@ -77,7 +77,7 @@ std::optional<int> parse_nv_cell(std::string_view cell);
 /// Natural order for device names ("mlx5_2" < "mlx5_10"): core's, shared with every report.
 using railkit::natural_less;
 
-/// FNV-1a 64-bit of `s` as 16 lowercase hex digits.
-std::string fnv1a64_hex(std::string_view s);
+/// FNV-1a 64-bit of `s` as 16 lowercase hex digits: core's.
+using railkit::fnv1a64_hex;
 
 }  // namespace railkit::topo

@@ -1,4 +1,4 @@
-// `railkit history add|show|check|rebuild`: results over time in an SQLite file (sweep/history.hpp).
+// `railkit history add|show|check|rebuild`: results over time in an SQLite file (ingest/history.hpp).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -14,13 +14,14 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "core/units.hpp"
-#include "sweep/history.hpp"
+#include "ingest/history.hpp"
+#include "sweep/inputs.hpp"
 
 namespace railkit::app {
 namespace {
 
 namespace fs = std::filesystem;
-namespace hist = sweep::history;
+namespace hist = ingest::history;
 
 /// Flags of `railkit history`, as given.
 struct HistoryCli {
@@ -54,7 +55,7 @@ std::string placement(const hist::Key& k) {
 std::string gbps(double v) { return std::isfinite(v) ? fmt::format("{:.3f}", v) : "-"; }
 
 int run_add(const HistoryCli& c) {
-  const auto inputs = hist::load_inputs(c.docs);
+  const auto inputs = hist::load_inputs(c.docs, sweep::ok_results_documents);
   const fs::path path = db_path(c);
   hist::Db db(path);
   hist::AddCount total;
@@ -79,7 +80,7 @@ int run_rebuild(const HistoryCli& c) {
   }
   std::vector<std::string> present, missing;
   for (const auto& s : sources) (fs::exists(s) ? present : missing).push_back(s);
-  const auto inputs = hist::load_inputs(present);  // everything read before the old rows go
+  const auto inputs = hist::load_inputs(present, sweep::ok_results_documents);  // everything read before the old rows go
   const hist::AddCount total = hist::Db(path).rebuild(inputs);
   for (const auto& m : missing) std::cerr << "railkit history: " << m << ": no longer there, left out\n";
   std::cout << fmt::format("{}: rebuilt from {} document{} ({} results){}\n", path.string(), total.documents_added,
@@ -169,7 +170,7 @@ int run_check(const HistoryCli& c) {
   if (c.docs.empty()) {
     targets = hist::newest_per_key(all);
   } else {
-    for (const auto& in : hist::load_inputs(c.docs))
+    for (const auto& in : hist::load_inputs(c.docs, sweep::ok_results_documents))
       for (auto& p : hist::points_of(in)) targets.push_back(std::move(p));
   }
   const auto js = hist::check(targets, all, c.rule);

@@ -1,5 +1,5 @@
 // `railkit import FILE... --out OUT [--from nccl-tests|imb|osu]`: other tools' logs as
-// railkit.results/1 documents (sweep/import.hpp), one per imported run, for report and compare.
+// railkit.results/1 documents (ingest/import.hpp), one per imported run, for report and compare.
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -11,7 +11,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
-#include "sweep/import.hpp"
+#include "ingest/import.hpp"
 
 namespace railkit::app {
 namespace {
@@ -22,16 +22,16 @@ struct ImportCliOptions {
   std::vector<std::string> inputs;
   std::string out;
   std::string from;  ///< empty: detected per file
-  sweep::ImportOptions import;
+  ingest::ImportOptions import;
 };
 
 int run_import(const ImportCliOptions& o) {
-  std::vector<sweep::ImportedDocument> docs;
+  std::vector<ingest::ImportedDocument> docs;
   std::vector<std::string> sources;  // the input of each document
   for (const auto& in : o.inputs) {
     const std::string text = read_file(in);
-    const sweep::ImportSource src = o.from.empty() ? sweep::detect_import_source(text, in) : sweep::parse_import_source(o.from);
-    sweep::ImportResult r = sweep::import_log(src, text, in, o.import);
+    const ingest::ImportSource src = o.from.empty() ? ingest::detect_import_source(text, in) : ingest::parse_import_source(o.from);
+    ingest::ImportResult r = ingest::import_log(src, text, in, o.import);
     for (const auto& n : r.notes) std::cerr << "railkit import: note: " << printable(n, 400) << "\n";
     for (auto& d : r.docs) {
       sources.push_back(in);

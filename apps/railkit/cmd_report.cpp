@@ -1,17 +1,17 @@
-// `railkit report`: parses the flags into ReportOptions and runs sweep::run_report.
+// `railkit report`: parses the flags into ReportOptions and runs report::run_report.
 #include <iostream>
 #include <memory>
 
 #include "apps/railkit/subcommands.hpp"
-#include "sweep/html_report.hpp"
-#include "sweep/report.hpp"
+#include "report/html_report.hpp"
+#include "report/report.hpp"
 
 extern char** environ;
 
 namespace railkit::app {
 
 std::function<int()> setup_report(CLI::App& app) {
-  auto o = std::make_shared<sweep::ReportOptions>();
+  auto o = std::make_shared<report::ReportOptions>();
   app.add_option("inputs", o->inputs, "results documents (railkit-bench -J) or `railkit sweep --out` directories (with --html also a tune or "
                  "accept output directory)")
       ->required();
@@ -42,7 +42,7 @@ std::function<int()> setup_report(CLI::App& app) {
                  "verdicts with their rules) into OUT.html instead of printing; inputs may also be one `railkit tune "
                  "--out` directory or one `railkit accept --out` directory (failing nodes first)");
   return [o] {
-    return o->html.empty() ? sweep::run_report(*o, environ, std::cout) : sweep::run_html_report(*o, environ, std::cout);
+    return o->html.empty() ? report::run_report(*o, environ, std::cout) : report::run_html_report(*o, environ, std::cout);
   };
 }
 

@@ -22,7 +22,8 @@
 #include "topology/analyze.hpp"
 #include "topology/probe.hpp"
 #include "sweep/compare.hpp"
-#include "sweep/report.hpp"
+#include "report/report.hpp"
+#include "sweep/inputs.hpp"
 #include "sweep/sweep.hpp"
 
 extern char** environ;
@@ -130,13 +131,13 @@ int run(const SweepCli& cli) {
   }
   o.allow_inert = cli.allow_inert;
   o.prom = cli.prom;
-  sweep::ReportOptions plot;  // --plot: checked before anything runs
+  report::ReportOptions plot;  // --plot: checked before anything runs
   plot.plot = cli.plot;
   plot.python = cli.python;
   plot.plot_script = cli.plot_script;
   plot.plot_yscale = cli.plot_yscale;
-  std::optional<sweep::PlotTool> tool;
-  if (!cli.plot.empty()) tool = sweep::prepare_plot(plot);
+  std::optional<report::PlotTool> tool;
+  if (!cli.plot.empty()) tool = report::prepare_plot(plot);
   launch::preflight(o.launcher, environ);  // the launcher can start the job: before anything runs
   if (o.topology.is_object() && o.topology.contains("note"))
     std::cerr << "railkit sweep: note: " << o.topology["note"].get<std::string>() << "\n";
@@ -154,8 +155,8 @@ int run(const SweepCli& cli) {
     co.metric = metric;
     co.notes = sweep::sweep_notes(res.doc);
     const sweep::Comparison c = sweep::compare(std::move(inputs), co);
-    std::cout << sweep::render_comparison(c, cli.format) << std::flush;
-    if (tool) sweep::write_plot(c, cli.plot, *tool, environ, sweep::plot_context(res.doc));
+    std::cout << report::render_comparison(c, cli.format) << std::flush;
+    if (tool) report::write_plot(c, cli.plot, *tool, environ, report::plot_context(res.doc));
   } else {
     std::cout << "no configuration produced results: nothing to compare\n";
   }

@@ -1,5 +1,5 @@
 // Sweep documents (sweep.json, railkit.sweep/2), read by `railkit report` and `sweep --resume`.
-#include "sweep/report.hpp"
+#include "sweep/inputs.hpp"
 #include "sweep/sweep.hpp"
 #include "tests/fuzz/fuzz_util.hpp"
 

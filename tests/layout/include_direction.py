@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Fails when an #include crosses the allowed dependency direction of DESIGN.md:
 
-    core <- topology <- launch <- {sweep, fabric, tuner} <- accept
-    profiles <- core, topology;  sim <- core;  bench <- core, sim;  apps on top
+    core <- topology <- launch <- {sweep, fabric, tuner} <- accept <- report
+    ingest <- core (report reads it);  monitor <- core, topology;  profiles <- core, topology
+    sim <- core;  bench <- core, sim (bench/sim only);  apps on top
 
 Reads every source file of the code folders and each `#include "FOLDER/..."` in it; prints one
 line per violation (file:line: FOLDER may not include OTHER) and exits 1, else prints a summary
@@ -22,10 +23,15 @@ ALLOWED = {
     "fabric": {"core", "topology", "launch"},
     "tuner": {"core", "topology", "launch"},
     "accept": {"core", "topology", "launch", "sweep", "fabric", "tuner"},
+    "report": {"core", "topology", "launch", "sweep", "fabric", "tuner", "accept", "ingest"},
+    "ingest": {"core"},
+    "monitor": {"core", "topology"},
     "profiles": {"core", "topology"},
     "sim": {"core"},
     "bench": {"core", "sim"},
 }
+# Folder -> the one sub-folder whose code may include it: bench's sim backend alone reaches sim/.
+ONLY_FROM = {"sim": "bench/sim"}
 EXTS = (".hpp", ".cpp", ".h", ".cu", ".cuh")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_\-]+)/')
 
@@ -48,9 +54,11 @@ def violations(root):
                         target = m.group(1)
                         if target == folder or target not in ALLOWED:
                             continue  # own folder, or not a code folder (e.g. "generated/...")
+                        rel = os.path.relpath(path, root)
                         if target not in allowed:
-                            rel = os.path.relpath(path, root)
                             out.append(f"{rel}:{n}: {folder}/ may not include {target}/ ({line.strip()})")
+                        elif target in ONLY_FROM and not rel.startswith(ONLY_FROM[target] + os.sep):
+                            out.append(f"{rel}:{n}: only {ONLY_FROM[target]}/ may include {target}/ ({line.strip()})")
     return out, files
 
 
@@ -60,12 +68,15 @@ def self_test():
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         for folder, text in (("profiles", '#include "core/error.hpp"\n#include "tuner/tune.hpp"\n'),
-                             ("accept", '#include "sweep/sweep.hpp"\n')):
-            os.makedirs(os.path.join(tmp, folder))
+                             ("accept", '#include "sweep/sweep.hpp"\n'), ("bench/sim", '#include "sim/run.hpp"\n'),
+                             ("bench", '#include "sim/run.hpp"\n'), ("ingest", '#include "sweep/sweep.hpp"\n')):
+            os.makedirs(os.path.join(tmp, folder), exist_ok=True)
             with open(os.path.join(tmp, folder, "x.cpp"), "w") as f:
                 f.write(text)
         bad, _ = violations(tmp)
-    ok = len(bad) == 1 and bad[0].startswith("profiles/x.cpp:2: profiles/ may not include tuner/")
+    want = ["profiles/x.cpp:2: profiles/ may not include tuner/", "bench/x.cpp:1: only bench/sim/ may include sim/",
+            "ingest/x.cpp:1: ingest/ may not include sweep/"]
+    ok = sorted(b.split(" (")[0] for b in bad) == sorted(want)
     print("ok: self-test" if ok else f"FAIL: self-test found {bad}")
     return 0 if ok else 1
 

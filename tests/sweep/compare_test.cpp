@@ -1,5 +1,6 @@
 // The comparison (sweep/compare): values per size and group, ratios paired by round with their
 // intervals, the winner rule, split groups, metrics, inert configurations and the renderers.
+#include "report/compare_render.hpp"
 #include "sweep/compare.hpp"
 
 #include <fmt/format.h>
@@ -15,6 +16,8 @@
 
 namespace railkit::sweep {
 namespace {
+using report::plot_series;
+using report::render_comparison;
 
 using test::make_doc;
 

@@ -16,7 +16,7 @@
 #include "core/error.hpp"
 #include "core/prom.hpp"
 #include "sweep/prom.hpp"
-#include "sweep/report.hpp"
+#include "sweep/inputs.hpp"
 #include "sweep/sweep.hpp"
 #include "fake_sweep.hpp"
 #include "results_util.hpp"

@@ -10,7 +10,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "sweep/report.hpp"
+#include "sweep/inputs.hpp"
 #include "sweep/sweep.hpp"
 #include "fake_sweep.hpp"
 #include "results_util.hpp"

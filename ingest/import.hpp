@@ -13,7 +13,7 @@
 
 #include "core/results.hpp"
 
-namespace railkit::sweep {
+namespace railkit::ingest {
 
 /// The tools `railkit import` reads; names as --from and run.backend spell them.
 enum class ImportSource { NcclTests, Imb, Osu };
@@ -87,4 +87,4 @@ std::string stem_of(const std::string& file);
 
 }  // namespace import_detail
 
-}  // namespace railkit::sweep
+}  // namespace railkit::ingest

@@ -10,9 +10,9 @@
 #include "core/json_text.hpp"
 #include "core/quote.hpp"
 #include "core/strings.hpp"
-#include "sweep/import.hpp"
+#include "ingest/import.hpp"
 
-namespace railkit::sweep {
+namespace railkit::ingest {
 using nlohmann::json;
 using namespace import_detail;
 
@@ -487,4 +487,4 @@ ImportResult import_nccl_tests(std::string_view text, const std::string& file, c
   return out;
 }
 
-}  // namespace railkit::sweep
+}  // namespace railkit::ingest

@@ -1,6 +1,6 @@
 // The comparison's renderers: the table, markdown and CSV that `railkit sweep` and
 // `railkit report` print, and the series `--plot` draws (sweep/compare.hpp).
-#include "sweep/compare.hpp"
+#include "report/compare_render.hpp"
 
 #include <algorithm>
 #include <array>
@@ -16,7 +16,8 @@
 #include "core/strings.hpp"
 #include "core/units.hpp"
 
-namespace railkit::sweep {
+namespace railkit::report {
+using namespace sweep;  // the comparison and sweep documents it renders
 
 using json = nlohmann::json;
 
@@ -562,4 +563,4 @@ json plot_series(const Comparison& c, const PlotContext& ctx) {
 
 std::string config_tag(std::size_t i) { return fmt::format("[{}]", i + 1); }
 
-}  // namespace railkit::sweep
+}  // namespace railkit::report

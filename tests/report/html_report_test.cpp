@@ -1,6 +1,6 @@
-// `railkit report --html` (sweep/html_report): escaping, base64, the page's structure for a
+// `railkit report --html` (report/html_report): escaping, base64, the page's structure for a
 // comparison, a tune session and an accept run, and how inputs are classified.
-#include "sweep/html_report.hpp"
+#include "report/html_report.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "results_util.hpp"
 #include "temp_dir.hpp"
 
-namespace railkit::sweep {
+namespace railkit::report {
 namespace {
 
 using json = nlohmann::json;
@@ -225,4 +225,4 @@ TEST(HtmlInputs, ClassifiedByTheirFiles) {
 }
 
 }  // namespace
-}  // namespace railkit::sweep
+}  // namespace railkit::report

@@ -17,10 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/results.hpp"
-#include "sweep/compare.hpp"
-#include "sweep/report.hpp"
+#include "report/report.hpp"
 
-namespace railkit::sweep {
+namespace railkit::report {
 
 /// What `railkit report --html` was given.
 enum class HtmlInputKind {
@@ -88,4 +87,4 @@ std::string accept_bars_svg(const nlohmann::json& accept);
 /// (exit 6) for inputs it cannot read, and for --plot with a tune or accept directory.
 int run_html_report(const ReportOptions& o, char* const* envp, std::ostream& out);
 
-}  // namespace railkit::sweep
+}  // namespace railkit::report

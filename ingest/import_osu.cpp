@@ -7,9 +7,9 @@
 #include "core/collectives.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
-#include "sweep/import.hpp"
+#include "ingest/import.hpp"
 
-namespace railkit::sweep {
+namespace railkit::ingest {
 using nlohmann::json;
 using namespace import_detail;
 
@@ -173,4 +173,4 @@ ImportResult import_osu(std::string_view text, const std::string& file, const Im
   return out;
 }
 
-}  // namespace railkit::sweep
+}  // namespace railkit::ingest

@@ -7,10 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "report/compare_render.hpp"
 #include "sweep/compare.hpp"
 #include "sweep/sweep.hpp"
 
-namespace railkit::sweep {
+namespace railkit::report {
+
+using sweep::CompareInput;
+using sweep::SweepDocument;
 
 /// Options of `railkit report`, filled by the CLI.
 struct ReportOptions {
@@ -24,27 +28,8 @@ struct ReportOptions {
   std::string python;               ///< interpreter for the plot script; empty = /usr/bin/python3, else python3
   std::string plot_script;          ///< empty = found next to the binary or in the source tree
   bool allow_sim_vs_measured = false;  ///< show simulated and measured results side by side (else refused)
-  std::string html;  ///< OUT.html: one self-contained page instead of the printed table (sweep/html_report.hpp)
+  std::string html;  ///< OUT.html: one self-contained page instead of the printed table (report/html_report.hpp)
 };
-
-/// The configurations of a sweep directory, in planned order, each with the documents of the
-/// rounds that finished ok (paired by round: `series` is the directory) and its status: "ok"
-/// when a round is, else the last launch's ("failed", "timeout"); "not run" when none ran. The
-/// note names failed rounds and rounds not run yet. Throws UsageError naming sweep.json, the
-/// launch and the path when a launch's results path leaves `dir` (absolute, `..`, a symlink out).
-std::vector<CompareInput> sweep_inputs(const std::filesystem::path& dir, const SweepDocument& doc);
-
-/// What a comparison of a sweep says above its tables: the rounds and their seed, knobs that
-/// cannot reach the backend (inert), rails taken from a tree that is not the measured node, and
-/// for a simulated sweep the cluster file, fidelity and each round's seed.
-std::vector<std::string> sweep_notes(const SweepDocument& doc);
-
-/// Loads every input (a results document, or a directory holding sweep.json). Names: a
-/// sweep's configuration names, else the document's run.label, else the file name; names that
-/// collide are qualified with their source. `notes` receives the sweeps' notes (sweep_notes).
-/// Throws UsageError naming a bad input.
-std::vector<CompareInput> load_report_inputs(const std::vector<std::string>& inputs, std::string* sweep_baseline,
-                                             std::vector<std::string>* notes = nullptr);
 
 /// Where the plot script and its interpreter are.
 struct PlotTool {
@@ -79,4 +64,4 @@ PlotContext plot_context(const std::vector<std::string>& inputs);
 /// Runs the command: prints the comparison to `out`, writes the plot. Returns 0.
 int run_report(const ReportOptions& o, char* const* envp, std::ostream& out);
 
-}  // namespace railkit::sweep
+}  // namespace railkit::report

@@ -1,4 +1,4 @@
-#include "sweep/import.hpp"
+#include "ingest/import.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include "core/strings.hpp"
 #include "core/version.hpp"
 
-namespace railkit::sweep {
+namespace railkit::ingest {
 using nlohmann::json;
 
 namespace {
@@ -182,4 +182,4 @@ std::string stem_of(const std::string& file) {
 
 }  // namespace import_detail
 
-}  // namespace railkit::sweep
+}  // namespace railkit::ingest

@@ -1,4 +1,4 @@
-#include "sweep/history.hpp"
+#include "ingest/history.hpp"
 
 #include <sqlite3.h>
 #include <unistd.h>
@@ -20,10 +20,8 @@
 #include "core/json_text.hpp"
 #include "core/stats.hpp"
 #include "core/strings.hpp"
-#include "sweep/sweep.hpp"
-#include "topology/parse.hpp"
 
-namespace railkit::sweep::history {
+namespace railkit::ingest::history {
 
 namespace fs = std::filesystem;
 
@@ -175,7 +173,7 @@ std::optional<Input> parse_input(const fs::path& path, bool strict) {
   if (!strict && !(j.is_object() && j.value("schema", nlohmann::json()) == kResultsSchema)) return std::nullopt;
   Input in;
   in.path = fs::absolute(path).lexically_normal();
-  in.content_hash = "fnv1a64:" + topo::fnv1a64_hex(text);
+  in.content_hash = "fnv1a64:" + fnv1a64_hex(text);
   try {
     from_json(j, in.doc);
   } catch (const UsageError& e) {
@@ -413,7 +411,7 @@ std::vector<Point> Db::points(const ShowQuery& q) {
 
 std::vector<Point> Db::all_points() { return points(ShowQuery{}); }
 
-std::vector<Input> load_inputs(const std::vector<std::string>& paths) {
+std::vector<Input> load_inputs(const std::vector<std::string>& paths, const SweepDocuments& sweep_documents) {
   std::vector<Input> out;
   for (const std::string& arg : paths) {
     const fs::path p{arg};
@@ -423,17 +421,8 @@ std::vector<Input> load_inputs(const std::vector<std::string>& paths) {
       continue;
     }
     if (fs::exists(p / "sweep.json")) {
-      const SweepDocument sd = load_sweep(p);
-      const fs::path root = fs::weakly_canonical(fs::absolute(p));
-      for (const LaunchRecord& l : sd.launches) {
-        if (l.run.status != TrialStatus::Ok || l.run.results.empty()) continue;
-        const fs::path doc = fs::weakly_canonical(root / l.run.results, ec);
-        const auto rel = doc.lexically_relative(root);
-        if (ec || fs::path(l.run.results).is_absolute() || rel.empty() || *rel.begin() == "..")
-          throw UsageError(fmt::format("{}: launch {} round {}: results path '{}' is outside the sweep directory",
-                                       (p / "sweep.json").string(), l.run.name, l.round, l.run.results));
-        out.push_back(*parse_input(doc, true));
-      }
+      if (!sweep_documents) throw UsageError(fmt::format("{}: a sweep directory, not read here", p.string()));
+      for (const fs::path& doc : sweep_documents(p)) out.push_back(*parse_input(doc, true));
       continue;
     }
     std::vector<fs::path> files;
@@ -543,4 +532,4 @@ std::vector<Point> newest_per_key(const std::vector<Point>& all) {
   return out;
 }
 
-}  // namespace railkit::sweep::history
+}  // namespace railkit::ingest::history

@@ -1,4 +1,4 @@
-// railkit history (sweep/history): schema migrations forward, refusal of a newer schema, idempotent
+// railkit history (ingest/history): schema migrations forward, refusal of a newer schema, idempotent
 // adds, the band rule of `history check` on synthetic documents, and two writer processes at once.
 #include <cmath>
 #include <sqlite3.h>
@@ -14,11 +14,11 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "sweep/history.hpp"
+#include "ingest/history.hpp"
 #include "results_util.hpp"
 #include "test_util.hpp"
 
-namespace railkit::sweep::history {
+namespace railkit::ingest::history {
 namespace {
 namespace fs = std::filesystem;
 
@@ -280,4 +280,4 @@ TEST(History, TwoWriterProcessesAtOnceBothLand) {
 }
 
 }  // namespace
-}  // namespace railkit::sweep::history
+}  // namespace railkit::ingest::history

@@ -12,9 +12,9 @@
 #include "core/json_text.hpp"
 #include "core/results.hpp"
 #include "core/strings.hpp"
-#include "sweep/import.hpp"
+#include "ingest/import.hpp"
 
-namespace railkit::sweep {
+namespace railkit::ingest {
 namespace {
 
 namespace fs = std::filesystem;
@@ -308,4 +308,4 @@ TEST(Import, ReadersTellImportedFromMeasured) {
 }
 
 }  // namespace
-}  // namespace railkit::sweep
+}  // namespace railkit::ingest

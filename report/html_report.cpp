@@ -1,6 +1,6 @@
-// `railkit report --html` (sweep/html_report.hpp): the page of a comparison, a tune session or an
+// `railkit report --html` (report/html_report.hpp): the page of a comparison, a tune session or an
 // accept run, as one self-contained HTML file.
-#include "sweep/html_report.hpp"
+#include "report/html_report.hpp"
 
 #include <stdlib.h>
 #include <pwd.h>
@@ -24,8 +24,10 @@
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
+#include "sweep/inputs.hpp"
 
-namespace railkit::sweep {
+namespace railkit::report {
+using namespace sweep;  // the comparison and sweep documents it renders
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
@@ -976,4 +978,4 @@ int run_html_report(const ReportOptions& o, char* const* envp, std::ostream& out
   return 0;
 }
 
-}  // namespace railkit::sweep
+}  // namespace railkit::report

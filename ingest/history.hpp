@@ -5,6 +5,7 @@
 // document's path and content hash and can be rebuilt from the documents.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,7 +15,7 @@
 
 struct sqlite3;
 
-namespace railkit::sweep::history {
+namespace railkit::ingest::history {
 
 /// The schema this railkit writes. Older databases are migrated forward on open; a newer one is
 /// refused (UsageError).
@@ -117,11 +118,16 @@ class Db {
   std::string path_;
 };
 
+/// The results documents of a sweep directory's launches that finished ok (ingest/ cannot read
+/// sweep.json itself: the caller passes sweep::ok_results_documents).
+using SweepDocuments = std::function<std::vector<std::filesystem::path>(const std::filesystem::path& dir)>;
+
 /// The documents of `paths`: a results document file; a sweep directory (DIR/sweep.json: the
-/// documents of its launches that finished ok); any other directory: every *.json file below it
-/// that is a railkit.results/1 document (others are skipped). Throws UsageError / IoError naming
-/// a file given by name that cannot be read or is not a results document.
-std::vector<Input> load_inputs(const std::vector<std::string>& paths);
+/// documents `sweep_documents` gives, its launches that finished ok; refused when it is empty);
+/// any other directory: every *.json file below it that is a railkit.results/1 document (others
+/// are skipped). Throws UsageError / IoError naming a file given by name that cannot be read or is
+/// not a results document.
+std::vector<Input> load_inputs(const std::vector<std::string>& paths, const SweepDocuments& sweep_documents = {});
 
 /// The points of one document, one per key.
 std::vector<Point> points_of(const Input& in);
@@ -161,4 +167,4 @@ std::vector<Judgement> check(const std::vector<Point>& targets, const std::vecto
 /// The newest point of every key in `all`.
 std::vector<Point> newest_per_key(const std::vector<Point>& all);
 
-}  // namespace railkit::sweep::history
+}  // namespace railkit::ingest::history
