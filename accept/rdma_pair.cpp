@@ -59,6 +59,15 @@ std::string expected_text(const RunJudgement& j, double f) {
                      : "line rate unknown";
 }
 
+/// What a node's rail check shows as measured: the lowest run's figure, with how many partners it
+/// is the lowest of, and whether a guilty partner's runs were set aside.
+std::string measured_text(const RdmaPairRun& lowest, int counted, bool guilty_aside) {
+  if (!lowest.error.empty() || !lowest.measured_Gbps) return "failed";
+  return fmt::format("{:.2f} Gb/s{}", *lowest.measured_Gbps,
+                     counted > 1 ? fmt::format(" (lowest of {} partners{})", counted, guilty_aside ? ", a guilty one aside" : "")
+                     : guilty_aside ? " (a guilty partner aside)" : "");
+}
+
 /// The check of node `me` on one rail from the runs of that rail (`idx` into runs).
 AcceptCheck node_rail_check(int me, const std::vector<std::size_t>& idx, const std::vector<RdmaPairRun>& runs,
                             const std::vector<RunJudgement>& js, const std::vector<std::string>& names,
@@ -101,12 +110,7 @@ AcceptCheck node_rail_check(int me, const std::vector<std::size_t>& idx, const s
     return c;
   }
   const RunJudgement& lj = js[*lowest];
-  c.measured = runs[*lowest].error.empty() && runs[*lowest].measured_Gbps
-                   ? fmt::format("{:.2f} Gb/s{}", *runs[*lowest].measured_Gbps,
-                                 counted > 1 ? fmt::format(" (lowest of {} partners{})", counted,
-                                                           explained > 0 && explained < ran ? ", a guilty one aside" : "")
-                                 : explained > 0 && explained < ran ? " (a guilty partner aside)" : "")
-                   : "failed";
+  c.measured = measured_text(runs[*lowest], counted, explained > 0 && explained < ran);
   c.expected = expected_text(lj, f);
   const std::string figures = join(parts, "; ");
   if (judged == 0) {
@@ -269,6 +273,39 @@ std::string unavailable_reason(const LaunchResult& lr, const json& doc, const st
   return err.empty() ? "exit 5" : err;
 }
 
+/// The runs of one pair's rails from its server's and client's documents and launches: the
+/// client's figure, or what failed on either end; `unavailable` when either end could not run.
+void read_pair(int round, const PlannedPair& p, const std::vector<LaunchSpec>& specs,
+               const std::vector<LaunchResult>& results, const std::vector<AcceptNode>& nodes,
+               std::vector<RdmaPairRun>& runs) {
+  const LaunchSpec &ss = specs[p.server], &cs = specs[p.client];
+  const LaunchResult &sr = results[p.server], &cr = results[p.client];
+  const json sdoc = read_json_or_null(ss.stdout_path), cdoc = read_json_or_null(cs.stdout_path);
+  const std::string serr = launch::telling_stderr_line(file_tail(ss.stderr_path, 20));
+  const std::string cerr = launch::telling_stderr_line(file_tail(cs.stderr_path, 20));
+  std::string unavailable = unavailable_reason(sr, sdoc, serr);
+  if (unavailable.empty()) unavailable = unavailable_reason(cr, cdoc, cerr);
+  for (std::size_t k = 0; k < p.rails.size(); ++k) {
+    RdmaPairRun run{round, p.a, p.b, p.rails[k].first, p.rails[k].second.first,
+                    p.rails[k].second.second, std::nullopt, std::nullopt, std::nullopt, "", unavailable};
+    const Side s = side_of(sdoc, k), c = side_of(cdoc, k);
+    run.rate_a_Gbps = s.rate_Gbps;
+    run.rate_b_Gbps = c.rate_Gbps;
+    const std::string a = nodes[static_cast<std::size_t>(p.a)].name, b = nodes[static_cast<std::size_t>(p.b)].name;
+    if (!cr.ok() || !cdoc.is_object())
+      run.error = fmt::format("client on {}: railkit rdma-pair: {}{}", b, cr.describe(), cerr.empty() ? "" : ": " + cerr);
+    else if (c.status != "ok" || !c.measured_Gbps)
+      run.error = fmt::format("client on {}: {}", b, c.error.empty() ? c.status : c.error);
+    else
+      run.measured_Gbps = c.measured_Gbps;
+    if (!run.error.empty() && (!sr.ok() || s.status != "ok"))
+      run.error += fmt::format("; server on {}: {}", a,
+                               !sr.ok() ? fmt::format("railkit rdma-pair: {}{}", sr.describe(), serr.empty() ? "" : ": " + serr)
+                                        : (s.error.empty() ? s.status : s.error));
+    runs.push_back(std::move(run));
+  }
+}
+
 }  // namespace
 
 RdmaPairStage rdma_pair_stage(const NodeTools& t, const std::vector<AcceptNode>& nodes,
@@ -336,34 +373,7 @@ RdmaPairStage rdma_pair_stage(const NodeTools& t, const std::vector<AcceptNode>&
       out.commands.push_back(CommandRecord{"rdma-pair", specs[k].argv, results[k].describe(), results[k].elapsed_s});
       if (results[k].end == LaunchResult::End::Interrupted) throw accept_interrupted(results[k].signal, t.out_dir);
     }
-    for (const PlannedPair& p : plans[r]) {
-      const LaunchSpec &ss = specs[p.server], &cs = specs[p.client];
-      const LaunchResult &sr = results[p.server], &cr = results[p.client];
-      const json sdoc = read_json_or_null(ss.stdout_path), cdoc = read_json_or_null(cs.stdout_path);
-      const std::string serr = launch::telling_stderr_line(file_tail(ss.stderr_path, 20));
-      const std::string cerr = launch::telling_stderr_line(file_tail(cs.stderr_path, 20));
-      std::string unavailable = unavailable_reason(sr, sdoc, serr);
-      if (unavailable.empty()) unavailable = unavailable_reason(cr, cdoc, cerr);
-      for (std::size_t k = 0; k < p.rails.size(); ++k) {
-        RdmaPairRun run{static_cast<int>(r), p.a, p.b, p.rails[k].first, p.rails[k].second.first,
-                        p.rails[k].second.second, std::nullopt, std::nullopt, std::nullopt, "", unavailable};
-        const Side s = side_of(sdoc, k), c = side_of(cdoc, k);
-        run.rate_a_Gbps = s.rate_Gbps;
-        run.rate_b_Gbps = c.rate_Gbps;
-        const std::string a = nodes[static_cast<std::size_t>(p.a)].name, b = nodes[static_cast<std::size_t>(p.b)].name;
-        if (!cr.ok() || !cdoc.is_object())
-          run.error = fmt::format("client on {}: railkit rdma-pair: {}{}", b, cr.describe(), cerr.empty() ? "" : ": " + cerr);
-        else if (c.status != "ok" || !c.measured_Gbps)
-          run.error = fmt::format("client on {}: {}", b, c.error.empty() ? c.status : c.error);
-        else
-          run.measured_Gbps = c.measured_Gbps;
-        if (!run.error.empty() && (!sr.ok() || s.status != "ok"))
-          run.error += fmt::format("; server on {}: {}", a,
-                                   !sr.ok() ? fmt::format("railkit rdma-pair: {}{}", sr.describe(), serr.empty() ? "" : ": " + serr)
-                                            : (s.error.empty() ? s.status : s.error));
-        runs.push_back(std::move(run));
-      }
-    }
+    for (const PlannedPair& p : plans[r]) read_pair(static_cast<int>(r), p, specs, results, nodes, runs);
   }
   RdmaPairStage judged = judge_rdma_pairs(runs, node_names(nodes), suite.rdma_fraction);
   out.node_checks = std::move(judged.node_checks);

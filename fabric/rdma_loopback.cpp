@@ -295,6 +295,45 @@ std::vector<LaunchResult> run_concurrently(const std::vector<LaunchSpec>& specs,
   return results;
 }
 
+namespace {
+
+/// The processes of one NIC's perftest run, and where their output went.
+struct PerftestState {
+  std::atomic<bool> server_done{false};
+  LaunchResult server, client;
+  fs::path server_out, server_err, client_out, client_err;
+};
+
+/// What one NIC's run came to: ok with the client's average, or failed with what each end said.
+/// A server alone (`!clients`, the server of a pair) ran when it exited 0: the client measures.
+void judge_perftest(NicLoopback& n, const PerftestState& s, bool servers, bool clients) {
+  if (!clients) {  // the server of a pair: it ran when it exited 0 (the client measures)
+    n.status = s.server.ok() ? "ok" : "failed";
+    if (!s.server.ok()) {
+      const std::string line = error_line(read_text(s.server_out) + "\n" + read_text(s.server_err));
+      n.error = fmt::format("server: {}{}", s.server.describe(), line.empty() ? "" : ": " + line);
+    }
+    return;
+  }
+  std::string why;
+  const auto r = parse_perftest_bw(read_text(s.client_out) + "\n" + read_text(s.client_err), &why);
+  if (s.client.ok() && r) {
+    n.status = "ok";
+    n.measured_Gbps = r->average_Gbps;
+    return;
+  }
+  n.status = "failed";
+  std::string server_why;
+  if (servers && !s.server.ok()) {
+    server_why = error_line(read_text(s.server_out) + "\n" + read_text(s.server_err));
+    server_why = fmt::format("; server: {}{}", s.server.describe(), server_why.empty() ? "" : ": " + server_why);
+  }
+  n.error = s.client.ok() ? fmt::format("client: {}{}", why, server_why)
+                          : fmt::format("client: {}: {}{}", s.client.describe(), why, server_why);
+}
+
+}  // namespace
+
 int run_loopback(std::vector<NicLoopback>& nics, const LoopbackOptions& o, char* const* envp, const fs::path& log_dir) {
   return run_perftest(nics, o, envp, log_dir, PerftestSides::Both);
 }
@@ -310,17 +349,12 @@ int run_perftest(std::vector<NicLoopback>& nics, const LoopbackOptions& o, char*
     if (nics[i].status == "planned") todo.push_back(i);
   const double connect_window_s =
       o.server_wait_s > 0 ? o.server_wait_s : o.connect_attempts * (o.retry_delay_s + 2.0);
-  struct State {
-    std::atomic<bool> server_done{false};
-    LaunchResult server, client;
-    fs::path server_out, server_err, client_out, client_err;
-  };
-  std::vector<State> st(nics.size());
+  std::vector<PerftestState> st(nics.size());
   {
     HeldSignals held;
     std::vector<std::thread> threads;
     for (size_t i : todo) {
-      State& s = st[i];
+      PerftestState& s = st[i];
       const NicLoopback& n = nics[i];
       s.server_out = log_dir / (n.name + ".server.out");
       s.server_err = log_dir / (n.name + ".server.err");
@@ -363,33 +397,7 @@ int run_perftest(std::vector<NicLoopback>& nics, const LoopbackOptions& o, char*
     }
     for (auto& t : threads) t.join();
   }
-  for (size_t i : todo) {
-    NicLoopback& n = nics[i];
-    const State& s = st[i];
-    if (!clients) {  // the server of a pair: it ran when it exited 0 (the client measures)
-      n.status = s.server.ok() ? "ok" : "failed";
-      if (!s.server.ok()) {
-        const std::string line = error_line(read_text(s.server_out) + "\n" + read_text(s.server_err));
-        n.error = fmt::format("server: {}{}", s.server.describe(), line.empty() ? "" : ": " + line);
-      }
-      continue;
-    }
-    std::string why;
-    const auto r = parse_perftest_bw(read_text(s.client_out) + "\n" + read_text(s.client_err), &why);
-    if (s.client.ok() && r) {
-      n.status = "ok";
-      n.measured_Gbps = r->average_Gbps;
-      continue;
-    }
-    n.status = "failed";
-    std::string server_why;
-    if (servers && !s.server.ok()) {
-      server_why = error_line(read_text(s.server_out) + "\n" + read_text(s.server_err));
-      server_why = fmt::format("; server: {}{}", s.server.describe(), server_why.empty() ? "" : ": " + server_why);
-    }
-    n.error = s.client.ok() ? fmt::format("client: {}{}", why, server_why)
-                            : fmt::format("client: {}: {}{}", s.client.describe(), why, server_why);
-  }
+  for (size_t i : todo) judge_perftest(nics[i], st[i], servers, clients);
   return stop.load();
 }
 

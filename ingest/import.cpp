@@ -13,12 +13,30 @@ using nlohmann::json;
 
 namespace {
 
-struct SourceName {
+/// One tool railkit import reads: its --from name, how a line of its output is recognised (and
+/// what the refusal names when none is), and its parser. Detection tries the rows in order.
+struct Source {
   ImportSource source;
   std::string_view name;
+  bool (*line_is_its)(std::string_view line);
+  std::string_view sign;  ///< what the "cannot tell" refusal says is missing
+  ImportResult (*parse)(std::string_view text, const std::string& file, const ImportOptions& o);
 };
-constexpr SourceName kSources[] = {
-    {ImportSource::NcclTests, "nccl-tests"}, {ImportSource::Imb, "imb"}, {ImportSource::Osu, "osu"}};
+constexpr Source kSources[] = {
+    {ImportSource::NcclTests, "nccl-tests",
+     [](std::string_view line) {
+       return line.rfind("# nccl-tests version ", 0) == 0 || line.rfind("# nThread ", 0) == 0 ||
+              (line.rfind("#  Rank ", 0) == 0 && line.find(" Pid ") != std::string_view::npos);
+     },
+     "nccl-tests '# nThread' header or JSON", import_nccl_tests},
+    {ImportSource::Imb, "imb",
+     [](std::string_view line) {
+       return line.find("Intel(R) MPI Benchmarks") != std::string_view::npos || line.rfind("# Benchmarking ", 0) == 0;
+     },
+     "IMB-MPI1 '# Benchmarking' section", import_imb},
+    {ImportSource::Osu, "osu", [](std::string_view line) { return line.rfind("# OSU MPI", 0) == 0; },
+     "'# OSU MPI' header", import_osu},
+};
 
 }  // namespace
 
@@ -28,158 +46,37 @@ std::string_view import_source_name(ImportSource s) noexcept {
   return "?";
 }
 
+std::vector<std::string> import_source_names() {
+  std::vector<std::string> out;
+  for (const auto& x : kSources) out.emplace_back(x.name);
+  return out;
+}
+
 ImportSource parse_import_source(std::string_view name) {
   for (const auto& x : kSources)
     if (x.name == name) return x.source;
-  throw UsageError("--from '" + std::string(name) + "': expected nccl-tests, imb or osu");
+  const auto names = import_source_names();
+  throw UsageError("--from '" + std::string(name) + "': expected " +
+                   join(std::vector<std::string>(names.begin(), names.end() - 1), ", ") + " or " + names.back());
 }
 
 ImportSource detect_import_source(std::string_view text, const std::string& file) {
   const std::string_view head = trim(text.substr(0, 4096));
   if (!head.empty() && head.front() == '{' && text.find("\"nccl_version\"") != std::string_view::npos)
     return ImportSource::NcclTests;
-  for (const auto line : import_detail::lines_of(text.substr(0, 1 << 20))) {
-    if (line.find("Intel(R) MPI Benchmarks") != std::string_view::npos || line.rfind("# Benchmarking ", 0) == 0)
-      return ImportSource::Imb;
-    if (line.rfind("# OSU MPI", 0) == 0) return ImportSource::Osu;
-    if (line.rfind("# nccl-tests version ", 0) == 0 || line.rfind("# nThread ", 0) == 0 ||
-        (line.rfind("#  Rank ", 0) == 0 && line.find(" Pid ") != std::string_view::npos))
-      return ImportSource::NcclTests;
-  }
-  import_detail::fail(file, 1,
-                      "cannot tell which tool wrote this (no nccl-tests '# nThread' header or JSON, no IMB-MPI1 "
-                      "'# Benchmarking' section, no '# OSU MPI' header): pass --from nccl-tests|imb|osu");
+  for (const auto line : import_detail::lines_of(text.substr(0, 1 << 20)))
+    for (const auto& x : kSources)
+      if (x.line_is_its(line)) return x.source;
+  std::vector<std::string> signs;
+  for (const auto& x : kSources) signs.push_back("no " + std::string(x.sign));
+  import_detail::fail(file, 1, "cannot tell which tool wrote this (" + join(signs, ", ") + "): pass --from " +
+                                   join(import_source_names(), "|"));
 }
 
 ImportResult import_log(ImportSource source, std::string_view text, const std::string& file, const ImportOptions& o) {
-  switch (source) {
-    case ImportSource::NcclTests: return import_nccl_tests(text, file, o);
-    case ImportSource::Imb: return import_imb(text, file, o);
-    case ImportSource::Osu: return import_osu(text, file, o);
-  }
+  for (const auto& x : kSources)
+    if (x.source == source) return x.parse(text, file, o);
   throw UsageError("unknown import source");
 }
-
-namespace import_detail {
-
-std::vector<std::string_view> lines_of(std::string_view text) {
-  std::vector<std::string_view> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    out.push_back(line);
-    pos = end + 1;
-  }
-  return out;
-}
-
-void fail(const std::string& file, std::size_t line, const std::string& message) {
-  throw UsageError(file + ":" + std::to_string(line) + ": " + message);
-}
-
-double number(std::string_view tok, const std::string& file, std::size_t line, std::string_view what) {
-  const auto v = to_double(tok);
-  if (!v || !std::isfinite(*v) || *v < 0)
-    fail(file, line, std::string(what) + " '" + printable(tok) + "' is not a non-negative number");
-  return *v;
-}
-
-std::uint64_t whole(std::string_view tok, const std::string& file, std::size_t line, std::string_view what) {
-  const auto v = to_int(tok);
-  if (!v || *v < 0) fail(file, line, std::string(what) + " '" + printable(tok) + "' is not a non-negative integer");
-  return static_cast<std::uint64_t>(*v);
-}
-
-ResultsDocument new_document(ImportSource tool, const std::string& file, std::string_view text, std::string_view format) {
-  ResultsDocument d;
-  d.run.backend = std::string(import_source_name(tool));
-  std::size_t lines = 0;
-  for (char c : text) lines += c == '\n';
-  if (!text.empty() && text.back() != '\n') ++lines;
-  d.run.imported = json{{"tool", d.run.backend},
-                        {"file", file},
-                        {"format", std::string(format)},
-                        {"lines", lines},
-                        {"bytes", text.size()},
-                        {"railkit_version", kVersion}};
-  d.run.options = json::object();
-  for (const char* k : {"backend_version", "railkit_version", "nranks", "nnodes", "hosts", "command", "env", "start_time",
-                        "average", "options", "split", "summary.avg_busbw_GBps", "summary.errors"})
-    d.run.absent.insert(k);
-  return d;
-}
-
-void known(ResultsDocument& d, const std::string& key) { d.run.absent.erase(key); }
-
-ResultRecord new_record(std::string op, std::uint64_t bytes, bool in_place, double time_us_avg, std::size_t line) {
-  ResultRecord r;
-  r.op = std::move(op);
-  r.bytes = bytes;
-  r.in_place = in_place;
-  r.time_us.avg = time_us_avg;
-  r.observed = json{{"source_line", line}};
-  r.absent = {"dtype",       "redop", "root",  "count",      "cycle",      "iters",  "time_us.min", "time_us.max",
-              "time_us.p50", "time_us.p99", "time_us.cv", "algbw_GBps", "busbw_GBps", "wrong", "ranks", "group"};
-  return r;
-}
-
-void set_iters_and_rank_spread(ResultRecord& r, std::optional<int> iters, std::optional<double> time_us_min,
-                               std::optional<double> time_us_max) {
-  if (iters) {
-    r.iters = *iters;
-    r.absent.erase("iters");
-  }
-  if (time_us_min && time_us_max) {
-    r.ranks.time_us_min = *time_us_min;
-    r.ranks.time_us_max = *time_us_max;
-    r.absent.erase("ranks");
-    r.absent.insert("ranks.slowest_rank");
-    r.absent.insert("ranks.slowest_host");
-  }
-}
-
-void derive_bandwidth(ResultsDocument& d, ResultRecord& r, int nranks) {
-  const Collective* c = find_collective(r.op);
-  if (r.time_us.avg <= 0) return;  // a zero time gives no bandwidth: left out
-  r.algbw_GBps = static_cast<double>(r.bytes) / (r.time_us.avg * 1e-6) / 1e9;
-  r.absent.erase("algbw_GBps");
-  json& derived = d.run.imported["derived"];
-  if (!derived.is_array()) derived = json::array();
-  auto add = [&](const char* k) {
-    if (std::find(derived.begin(), derived.end(), json(k)) == derived.end()) derived.push_back(k);
-  };
-  add("algbw_GBps");
-  if (c && (c->busbw == BusbwRule::One || nranks >= 1)) {
-    r.busbw_GBps = r.algbw_GBps * busbw_factor(*c, nranks >= 1 ? nranks : 1);
-    r.absent.erase("busbw_GBps");
-    add("busbw_GBps");
-  }
-}
-
-std::string dtype_of_mpi(std::string_view mpi) {
-  static const std::pair<std::string_view, std::string_view> kMap[] = {
-      {"MPI_FLOAT", "float"},     {"MPI_DOUBLE", "double"},     {"MPI_INT", "int32"},      {"MPI_INT32_T", "int32"},
-      {"MPI_UINT32_T", "uint32"}, {"MPI_INT64_T", "int64"},     {"MPI_UINT64_T", "uint64"}, {"MPI_LONG", "int64"},
-      {"MPI_CHAR", "int8"},       {"MPI_SIGNED_CHAR", "int8"},  {"MPI_INT8_T", "int8"},    {"MPI_BYTE", "uint8"},
-      {"MPI_UNSIGNED_CHAR", "uint8"}, {"MPI_UINT8_T", "uint8"}};
-  for (const auto& [k, v] : kMap)
-    if (k == mpi) return std::string(v);
-  return "";
-}
-
-std::string stem_of(const std::string& file) {
-  std::string s = std::filesystem::path(file).filename().string();
-  for (const char* ext : {".json", ".log", ".txt", ".out"})
-    if (s.size() > std::string_view(ext).size() && s.ends_with(ext)) {
-      s.resize(s.size() - std::string_view(ext).size());
-      break;
-    }
-  return slug(s.empty() ? "import" : s);
-}
-
-}  // namespace import_detail
 
 }  // namespace railkit::ingest

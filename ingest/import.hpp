@@ -18,6 +18,8 @@ namespace railkit::ingest {
 /// The tools `railkit import` reads; names as --from and run.backend spell them.
 enum class ImportSource { NcclTests, Imb, Osu };
 std::string_view import_source_name(ImportSource s) noexcept;
+/// The --from names, in detection order: nccl-tests, imb, osu.
+std::vector<std::string> import_source_names();
 /// Parses nccl-tests | imb | osu. Throws UsageError naming --from.
 ImportSource parse_import_source(std::string_view name);
 

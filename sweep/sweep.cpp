@@ -486,6 +486,12 @@ LaunchRecord record_launch(const SweepOptions& o, int round, const BenchConfig& 
   return l;
 }
 
+/// --prom: the whole sweep as one node_exporter textfile, stamped now.
+void write_prom(const fs::path& file, const fs::path& out_dir, const SweepDocument& doc) {
+  const double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  write_file_atomic(file, render_sweep_prometheus(sweep_inputs(out_dir, doc), now_s));
+}
+
 }  // namespace
 
 SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& progress, bool tty) {
@@ -564,10 +570,7 @@ SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& p
                                                  "launch, kept in {}",
                                                  l.backend, sweep_path.string())));
   }
-  if (!o.prom.empty()) {
-    const double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    write_file_atomic(o.prom, render_sweep_prometheus(sweep_inputs(out_dir, doc), now_s));
-  }
+  if (!o.prom.empty()) write_prom(o.prom, out_dir, doc);
   return res;
 }
 

@@ -362,13 +362,27 @@ constexpr Entry kTable[] = {
      }},
 };
 
+constexpr bool table_matches_names() {
+  if (std::size(kTable) != std::size(kStrategies)) return false;
+  for (std::size_t i = 0; i < std::size(kTable); ++i)
+    if (kTable[i].name != kStrategies[i]) return false;
+  return true;
+}
+static_assert(table_matches_names(), "kStrategies names kTable's strategies, in its order");
+
 }  // namespace
+
+std::string strategy_names(std::string_view sep) {
+  std::string out;
+  for (const auto name : kStrategies) out += (out.empty() ? "" : std::string(sep)) + std::string(name);
+  return out;
+}
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const Space& space, int budget, std::uint64_t seed) {
   if (budget < 0) throw UsageError(fmt::format("--budget must be >= 0, not {}", budget));
   for (const auto& e : kTable)
     if (e.name == name) return e.make(space, budget, seed);
-  throw UsageError(fmt::format("unknown strategy '{}' (grid, random, coordinate, halving)", name));
+  throw UsageError(fmt::format("unknown strategy '{}' ({})", name, strategy_names()));
 }
 
 }  // namespace railkit::tuner

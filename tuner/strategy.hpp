@@ -38,6 +38,9 @@ class Strategy {
 /// Names of the strategies, in the order `--help` lists them.
 inline constexpr std::string_view kStrategies[] = {"grid", "random", "coordinate", "halving"};
 
+/// kStrategies joined with `sep`, for help and error texts ("grid, random, coordinate, halving").
+std::string strategy_names(std::string_view sep = ", ");
+
 /// Builds a strategy. `budget` = most trials (0 = no limit; only grid allows it). Every strategy
 /// proposes the baseline configuration first. Throws UsageError for an unknown name or a budget
 /// the strategy cannot use.

@@ -42,7 +42,7 @@ void check_switch_knobs(const Space& space, bool sim) {
 
 void check_new_options(const TuneOptions& o) {
   if (std::find(std::begin(kStrategies), std::end(kStrategies), o.strategy) == std::end(kStrategies))
-    throw UsageError("--strategy " + o.strategy + ": not one of grid, random, coordinate, halving");
+    throw UsageError("--strategy " + o.strategy + ": not one of " + strategy_names());
   if (o.budget < 0 || o.budget > kMaxBudget)
     throw UsageError(fmt::format("--budget {}: must be between 0 and {} trials", o.budget, kMaxBudget));
   if (o.iters < 1) throw UsageError(fmt::format("-n {}: must be >= 1", o.iters));

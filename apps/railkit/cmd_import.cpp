@@ -85,7 +85,7 @@ std::function<int()> setup_import(CLI::App& app) {
                  "stem; IMB: STEM.BENCHMARK.npN); a FILE.json when there is exactly one")
       ->required();
   app.add_option("--from", o->from, "the tool that wrote the files (default: detected per file)")
-      ->check(CLI::IsMember({"nccl-tests", "imb", "osu"}));
+      ->check(CLI::IsMember(ingest::import_source_names()));
   app.add_option("--op", o->import.op,
                  "the collective, for nccl-tests logs that do not name it (before nccl-tests 2.16 the text has no program "
                  "name) when the file name does not either");

@@ -16,7 +16,7 @@ std::function<int()> setup_report(CLI::App& app) {
                  "accept output directory)")
       ->required();
   app.add_option("--format", o->format, "table | markdown | csv")
-      ->check(CLI::IsMember({"table", "markdown", "csv"}))
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(report::kCompareFormats), std::end(report::kCompareFormats))))
       ->capture_default_str();
   app.add_option("--baseline", o->baseline,
                  "configuration the ratios divide by: a name or [N] as the tables number them (default: the sweep's, "

@@ -262,8 +262,8 @@ std::function<int()> setup_tune(CLI::App& app) {
   app.add_option("--space", cli->space,
                  "ompi-coll | nccl-proto | nccl-net | dcqcn | switch-ecn (-- --backend sim only), or a space file "
                  "(railkit.space/1)");
-  app.add_option("--strategy", cli->strategy, "grid | random | coordinate | halving")
-      ->check(CLI::IsMember({"grid", "random", "coordinate", "halving"}))
+  app.add_option("--strategy", cli->strategy, tuner::strategy_names(" | "))
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(tuner::kStrategies), std::end(tuner::kStrategies))))
       ->capture_default_str();
   app.add_option("--budget", cli->budget,
                  "most search trials (0 = every configuration; grid only; at most 1000000); with --resume, the "
