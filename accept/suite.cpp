@@ -94,7 +94,7 @@ struct SuiteReader {
       if (!v.is_string()) throw bad("skip", "expected stage names");
       const std::string st = v.get<std::string>();
       if (std::find(std::begin(kAcceptStages), std::end(kAcceptStages), st) == std::end(kAcceptStages))
-        throw bad("skip", "unknown stage '" + st + "' (topo, rdma, rdma-pair, node, rail, pair, all, isolate)");
+        throw bad("skip", "unknown stage '" + st + "' (" + join(kAcceptStages, ", ") + ")");
       s.skip.insert(st);
     }
   }

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace railkit::tuner {
 namespace {
@@ -373,9 +374,7 @@ static_assert(table_matches_names(), "kStrategies names kTable's strategies, in 
 }  // namespace
 
 std::string strategy_names(std::string_view sep) {
-  std::string out;
-  for (const auto name : kStrategies) out += (out.empty() ? "" : std::string(sep)) + std::string(name);
-  return out;
+  return join(kStrategies, sep);
 }
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const Space& space, int budget, std::uint64_t seed) {
