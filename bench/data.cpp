@@ -1,6 +1,7 @@
 #include "bench/data.hpp"
 
 #include "bench/gen.hpp"
+#include "core/collectives.hpp"
 
 #include <cstring>
 #include <type_traits>
@@ -49,20 +50,11 @@ T reduced(const CheckSpec& s, std::uint64_t index) {
   return acc;
 }
 
+/// Rank `rank`'s input at `index`, or the reduction over ranks of input `index`.
 template <typename T>
-T expected_at(const CheckSpec& s, std::uint64_t i) {
-  const std::uint64_t pc = s.sizes.param_count;
-  switch (s.coll) {
-    case Coll::AllReduce:
-    case Coll::Reduce: return reduced<T>(s, i);
-    case Coll::Broadcast: return to_elem<T>(gen_value(s.op, s.root, i, s.rep));
-    case Coll::AllGather: return to_elem<T>(gen_value(s.op, static_cast<int>(i / pc), i % pc, s.rep));
-    case Coll::ReduceScatter: return reduced<T>(s, static_cast<std::uint64_t>(s.rank) * pc + i);
-    case Coll::AllToAll:
-      return to_elem<T>(gen_value(s.op, static_cast<int>(i / pc), static_cast<std::uint64_t>(s.rank) * pc + i % pc, s.rep));
-    case Coll::SendRecv: return to_elem<T>(gen_value(s.op, (s.rank - 1 + s.nranks) % s.nranks, i, s.rep));
-  }
-  return T{};
+T source_value(const CheckSpec& s, const ExpectSource& src) {
+  if (src.reduced) return reduced<T>(s, src.index);
+  return to_elem<T>(gen_value(s.op, static_cast<int>(src.rank), src.index, s.rep));
 }
 
 template <typename T>
@@ -78,18 +70,19 @@ constexpr std::uint64_t kPeriod = kGenPeriod;
 template <typename T>
 std::int64_t wrong(const void* out, const CheckSpec& s) {
   const T* p = static_cast<const T*>(out);
+  const ExpectRule rule = collective(s.coll).expect;
+  const std::uint64_t pc = s.sizes.param_count;
   std::int64_t bad = 0;
-  const bool reduction = s.coll == Coll::AllReduce || s.coll == Coll::Reduce || s.coll == Coll::ReduceScatter;
-  if (reduction) {
+  const ExpectSource first = expect_source(rule, 0, pc, s.rank, s.root, s.nranks);
+  if (first.reduced) {
     T table[kPeriod];
     for (std::uint64_t m = 0; m < kPeriod; ++m) table[m] = reduced<T>(s, m);
-    const std::uint64_t base = s.coll == Coll::ReduceScatter ? static_cast<std::uint64_t>(s.rank) * s.sizes.param_count : 0;
     for (std::uint64_t i = 0; i < s.sizes.recv_count; ++i)
-      if (std::memcmp(&p[i], &table[(base + i) % kPeriod], sizeof(T)) != 0) ++bad;
+      if (std::memcmp(&p[i], &table[(first.index + i) % kPeriod], sizeof(T)) != 0) ++bad;
     return bad;
   }
   for (std::uint64_t i = 0; i < s.sizes.recv_count; ++i) {
-    const T want = expected_at<T>(s, i);
+    const T want = source_value<T>(s, expect_source(rule, i, pc, s.rank, s.root, s.nranks));
     if (std::memcmp(&p[i], &want, sizeof(T)) != 0) ++bad;
   }
   return bad;
@@ -134,7 +127,9 @@ void fill_input_host(void* dst, std::uint64_t count, const CheckSpec& spec) {
 
 void fill_sentinel_host(void* dst, std::uint64_t bytes) { std::memset(dst, 0xA5, bytes); }
 
-bool has_output(const CheckSpec& spec) noexcept { return spec.coll != Coll::Reduce || spec.rank == spec.root; }
+bool has_output(const CheckSpec& spec) noexcept {
+  return has_expected_output(collective(spec.coll).expect, spec.rank, spec.root);
+}
 
 std::int64_t count_wrong_host(const void* out, const CheckSpec& spec) {
   if (!has_output(spec)) return 0;

@@ -9,6 +9,7 @@
 
 #include "bench/prom_report.hpp"
 #include "core/atomic_file.hpp"
+#include "core/collectives.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 
@@ -81,7 +82,7 @@ Plan make_plan(const BenchOptions& o, int nranks) {
       p.max_count = std::max(p.max_count, s.param_count);
     }
     const auto name = info(c).name;
-    const bool per_rank = c == Coll::AllGather || c == Coll::ReduceScatter || c == Coll::AllToAll;
+    const bool per_rank = collective(c).per_rank == PerRankRule::Shared;
     // nccl-tests' rule: per-rank blocks are whole multiples of 16 B (of one element when larger).
     const std::size_t block = std::max(esz, kPerRankAlignBytes);
     const std::size_t unit = per_rank ? block * static_cast<std::size_t>(nranks) : esz;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <CLI/CLI.hpp>
 
+#include "core/collectives.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
@@ -74,8 +75,7 @@ void add_run_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
                  "mpi | nccl | sim | auto (default auto: nccl when built and a GPU is usable, else mpi; sim only "
                  "when asked)");
   app.add_option("--coll", f.colls,
-                 "Collectives, comma separated: all_reduce all_gather reduce_scatter broadcast reduce alltoall "
-                 "sendrecv, or all (default all_reduce)");
+                 "Collectives, comma separated: " + collective_names(" ") + ", or all (default all_reduce)");
   app.add_option("--label", o.label, "Free text stored in the results document");
   app.add_option("--placement", f.placement, "in | out | both (default both): in-place, out-of-place or both");
   app.add_option("--split", f.split_mode,
@@ -259,7 +259,7 @@ std::vector<Coll> parse_colls(const std::string& list) {
       const auto c = parse_coll(name);
       if (!c)
         throw UsageError(quoted("--coll", name) +
-                         ": unknown collective (all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv all)");
+                         ": unknown collective (" + collective_names(" ") + " all)");
       named.push_back(*c);
     }
     for (const Coll c : named) {  // twice would measure and record it twice

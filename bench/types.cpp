@@ -20,16 +20,14 @@ constexpr std::array kRedOps{
     RedOpInfo{RedOp::Max, "max"}, RedOpInfo{RedOp::Avg, "avg"},
 };
 
-constexpr std::size_t kNumColls = static_cast<std::size_t>(Coll::SendRecv) + 1;
+constexpr std::size_t kNumColls = static_cast<std::size_t>(kCollKinds);
 
-/// bench::Coll in the order of core's collectives table, which names them and says which take
-/// a reduction or a root.
+/// bench::Coll's names and whether each takes a reduction or a root, from core's collectives table.
 const std::array<CollInfo, kNumColls>& coll_table() {
   static const std::array<CollInfo, kNumColls> table = [] {
     std::array<CollInfo, kNumColls> t{};
-    const auto all = collectives();
-    for (std::size_t i = 0; i < kNumColls; ++i)
-      t[i] = CollInfo{static_cast<Coll>(i), all[i].name, all[i].has_redop, all[i].has_root};
+    for (const Collective& c : collectives())
+      t[static_cast<std::size_t>(c.kind)] = CollInfo{c.kind, c.name, c.has_redop, c.has_root};
     return t;
   }();
   return table;
@@ -79,35 +77,23 @@ std::uint64_t per_rank_count(std::uint64_t count, std::size_t elem_bytes, int nr
 CollSizes coll_sizes(Coll c, std::uint64_t requested_bytes, std::size_t elem_bytes, int nranks) {
   const std::uint64_t n = static_cast<std::uint64_t>(nranks > 0 ? nranks : 1);
   const std::uint64_t count = requested_bytes / elem_bytes;
+  const Collective& desc = collective(c);
   CollSizes s;
-  switch (c) {
-    case Coll::AllReduce:
-    case Coll::Broadcast:
-    case Coll::Reduce:
-    case Coll::SendRecv:
-      s.send_count = s.recv_count = s.param_count = count;
-      break;
-    case Coll::AllGather:
-      s.param_count = per_rank_count(count, elem_bytes, nranks);
-      s.send_count = s.param_count;
-      s.recv_count = s.param_count * n;
-      break;
-    case Coll::ReduceScatter:
-      s.param_count = per_rank_count(count, elem_bytes, nranks);
-      s.send_count = s.param_count * n;
-      s.recv_count = s.param_count;
-      break;
-    case Coll::AllToAll:
-      s.param_count = per_rank_count(count, elem_bytes, nranks);
-      s.send_count = s.recv_count = s.param_count * n;
-      break;
+  if (desc.per_rank == PerRankRule::Whole) {
+    s.send_count = s.recv_count = s.param_count = count;
+  } else {
+    s.param_count = per_rank_count(count, elem_bytes, nranks);
+    const bool send_n = desc.blocks == Blocks::Send || desc.blocks == Blocks::Both;
+    const bool recv_n = desc.blocks == Blocks::Recv || desc.blocks == Blocks::Both;
+    s.send_count = send_n ? s.param_count * n : s.param_count;
+    s.recv_count = recv_n ? s.param_count * n : s.param_count;
   }
   s.bytes = (s.send_count > s.recv_count ? s.send_count : s.recv_count) * elem_bytes;
   s.rounded = s.bytes != requested_bytes;
   return s;
 }
 
-double busbw_factor(Coll c, int nranks) { return railkit::busbw_factor(collectives()[static_cast<std::size_t>(c)], nranks); }
+double busbw_factor(Coll c, int nranks) { return railkit::busbw_factor(collective(c), nranks); }
 
 std::vector<std::uint64_t> size_sequence(std::uint64_t min_bytes, std::uint64_t max_bytes,
                                          std::uint64_t step_factor, std::uint64_t step_bytes) {

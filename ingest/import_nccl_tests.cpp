@@ -4,6 +4,7 @@
 // version ... nccl-library=" and "# Collective test starting: NAME") and the -J JSON file (2.17+).
 #include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "core/collectives.hpp"
 #include "core/error.hpp"
@@ -18,12 +19,18 @@ using namespace import_detail;
 
 namespace {
 
-/// nccl-tests' program names (argv[0]) and the railkit collective each measures; longest first,
-/// so "all_reduce_perf" is not taken for "reduce_perf".
-constexpr std::pair<std::string_view, std::string_view> kPrograms[] = {
-    {"reduce_scatter_perf", "reduce_scatter"}, {"all_reduce_perf", "all_reduce"}, {"all_gather_perf", "all_gather"},
-    {"broadcast_perf", "broadcast"},           {"alltoall_perf", "alltoall"},     {"sendrecv_perf", "sendrecv"},
-    {"reduce_perf", "reduce"}};
+/// The railkit collective whose nccl-tests program (its name + "_perf") `name` contains, trying
+/// the longest names first so "all_reduce_perf" is not taken for "reduce_perf"; "" when none.
+std::string op_of_collective_program(std::string_view name) {
+  std::vector<const Collective*> longest_first;
+  for (const Collective& c : collectives()) longest_first.push_back(&c);
+  std::stable_sort(longest_first.begin(), longest_first.end(),
+                   [](const Collective* a, const Collective* b) { return a->name.size() > b->name.size(); });
+  for (const Collective* c : longest_first)
+    if (name.find(std::string(c->name) + "_perf") != std::string_view::npos) return std::string(c->name);
+  return "";
+}
+
 /// nccl-tests programs that measure something railkit has no collective for.
 constexpr std::string_view kForeign[] = {"alltoallv_perf", "gather_perf", "scatter_perf", "hypercube_perf"};
 
@@ -37,9 +44,7 @@ std::string op_of_program(std::string_view name, bool* foreign) {
       if (foreign) *foreign = true;
       return std::string(f);
     }
-  for (const auto& [prog, op] : kPrograms)
-    if (name.find(prog) != std::string_view::npos) return std::string(op);
-  return "";
+  return op_of_collective_program(name);
 }
 
 /// nccl-tests' type names (test_typenames) as railkit dtypes; "" for the fp8 types railkit lacks.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -208,6 +209,18 @@ std::optional<std::string> single_choice(std::string_view value, std::string_vie
   return std::string(*found);
 }
 
+/// The collectives NVIDIA's example tuner has rules for, in ncclFunc_t order, by railkit-bench's
+/// names: "broadcast, reduce, all_gather, reduce_scatter or all_reduce".
+std::string tuner_collective_names() {
+  std::vector<std::string_view> names;
+  for (int f = 0; const Collective* c = collective_of_nccl_func(f); ++f)
+    if (!c->tuner_csv.empty()) names.push_back(c->name);
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += fmt::format("{}{}", i == 0 ? "" : i + 1 == names.size() ? " or " : ", ", names[i]);
+  return out;
+}
+
 Rendered nccl_tuner_csv(const ProfileDocument& p) {
   Rendered r;
   r.text = header_comment(p, "decisions for NCCL's example tuner plugin");
@@ -242,8 +255,8 @@ Rendered nccl_tuner_csv(const ProfileDocument& p) {
     ++lines;
   }
   if (lines == 0)
-    r.empty = "no decision sets NCCL_ALGO or NCCL_PROTO in a way the tuner can use (one algorithm and one protocol for "
-              "broadcast, reduce, all_gather, reduce_scatter or all_reduce); the file would hold no rule";
+    r.empty = "no decision sets NCCL_ALGO or NCCL_PROTO in a way the tuner can use (one algorithm and one protocol for " +
+              tuner_collective_names() + "); the file would hold no rule";
   return r;
 }
 

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/collectives.hpp"
 #include "core/error.hpp"
 #include "sim/flow_model.hpp"
 #include "sim/qp_route.hpp"
@@ -79,7 +80,7 @@ struct Shape {
 /// Total latency (us) of algorithm/protocol for `coll` on the shape, NCCL's formulas.
 double total_latency_us(CollKind coll, Algo a, Proto p, const Shape& s) {
   const int k = proto_index(p);
-  if (coll == CollKind::AllToAll || coll == CollKind::SendRecv)
+  if (collective(coll).point_to_point)
     return kRingLatency.base[2] + (s.N > 1 ? kRingLatency.net[2] : kRingLatency.nvlink[2]);
   if (a == Algo::Tree)
     return kTreeLatency.base[k] + 2.0 * ((s.G - 1) * kTreeLatency.nvlink[k] + log2_ceil(s.N) * kTreeLatency.net[k]);
@@ -92,15 +93,7 @@ double total_latency_us(CollKind coll, Algo a, Proto p, const Shape& s) {
 }
 
 /// Bytes each rank moves over its busiest path per byte of nccl-tests' size (the busbw factor).
-double bus_factor(CollKind coll, int n) {
-  switch (coll) {
-    case CollKind::AllReduce: return 2.0 * (n - 1) / n;
-    case CollKind::AllGather:
-    case CollKind::ReduceScatter:
-    case CollKind::AllToAll: return static_cast<double>(n - 1) / n;
-    default: return 1.0;
-  }
-}
+double bus_factor(CollKind coll, int n) { return busbw_factor(collective(coll), n); }
 
 class Planner {
  public:
@@ -137,7 +130,7 @@ class Planner {
   }
 
  private:
-  bool p2p() const { return r_.coll == CollKind::AllToAll || r_.coll == CollKind::SendRecv; }
+  bool p2p() const { return collective(r_.coll).point_to_point; }
 
   int channels() const {
     int ch = 2 * sh_.G;  // two channels per NIC (typical H100 RoCE)

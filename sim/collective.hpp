@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/collective_kind.hpp"
 #include "core/nccl_log.hpp"
 #include "sim/scenario.hpp"
 
@@ -44,7 +45,8 @@ ClusterSpec parse_cluster(const nlohmann::json& doc, const std::string& source, 
 /// resolves it.
 ClusterSpec load_cluster(const std::filesystem::path& path, const std::vector<std::string>& overrides = {});
 
-enum class CollKind { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, SendRecv };
+/// The collective: core's CollKind (core/collectives.hpp describes each).
+using CollKind = railkit::CollKind;
 enum class Algo { Ring, Tree };
 enum class Proto { LL, LL128, Simple };
 enum class Fidelity { Packet, Flow };

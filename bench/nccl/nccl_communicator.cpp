@@ -14,6 +14,7 @@
 #include "bench/nccl/nccl_adapter.hpp"
 #include "bench/nccl/nccl_backend.hpp"
 #include "bench/nccl/nccl_kernels.hpp"
+#include "core/collectives.hpp"
 #include "core/error.hpp"
 
 namespace railkit::bench::nccl {
@@ -493,7 +494,7 @@ class NcclCommunicator final : public Communicator {
   }
 
   static gpu::CheckArgs args(const CheckSpec& s) {
-    return {s.coll, s.dtype, s.op, s.root, s.nranks, s.rank, s.rep, s.sizes.param_count, s.sizes.recv_count};
+    return {collective(s.coll).expect, s.dtype, s.op, s.root, s.nranks, s.rank, s.rep, s.sizes.param_count, s.sizes.recv_count};
   }
 
   NcclSetup setup_;

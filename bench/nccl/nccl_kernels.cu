@@ -37,7 +37,8 @@ __device__ double to_double(T v) {
 }
 
 struct Args {
-  int coll, nranks, rank, root, rep;
+  ExpectRule expect;
+  int nranks, rank, root, rep;
   bool prod;
   unsigned long long pc, count;
   double tol_rel;
@@ -53,28 +54,9 @@ template <typename T>
 __global__ void wrong_kernel(const T* out, Args a, ReductionTable table, unsigned long long* wrong) {
   unsigned long long bad = 0;
   for (unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < a.count; i += 1ull * gridDim.x * blockDim.x) {
-    unsigned long long src_rank = 0, src_index = i;
-    bool reduced = false;
-    switch (static_cast<Coll>(a.coll)) {
-      case Coll::AllReduce:
-      case Coll::Reduce: reduced = true; break;
-      case Coll::ReduceScatter:
-        reduced = true;
-        src_index = static_cast<unsigned long long>(a.rank) * a.pc + i;
-        break;
-      case Coll::Broadcast: src_rank = static_cast<unsigned long long>(a.root); break;
-      case Coll::AllGather:
-        src_rank = i / a.pc;
-        src_index = i % a.pc;
-        break;
-      case Coll::AllToAll:
-        src_rank = i / a.pc;
-        src_index = static_cast<unsigned long long>(a.rank) * a.pc + i % a.pc;
-        break;
-      case Coll::SendRecv: src_rank = static_cast<unsigned long long>((a.rank - 1 + a.nranks) % a.nranks); break;
-    }
-    if (reduced) {
-      const unsigned long long m = src_index % kGenPeriod;
+    const ExpectSource src = expect_source(a.expect, i, a.pc, a.rank, a.root, a.nranks);
+    if (src.reduced) {
+      const unsigned long long m = src.index % kGenPeriod;
       if constexpr (kFloatish<T>) {
         const double want = table.as_double[m];
         const double got = to_double(out[i]);
@@ -85,7 +67,7 @@ __global__ void wrong_kernel(const T* out, Args a, ReductionTable table, unsigne
         if (out[i] != want) ++bad;
       }
     } else {
-      const T want = from_i64<T>(gen_raw(a.prod, src_rank, src_index, static_cast<unsigned long long>(a.rep)));
+      const T want = from_i64<T>(gen_raw(a.prod, src.rank, src.index, static_cast<unsigned long long>(a.rep)));
       if (to_double(out[i]) != to_double(want)) ++bad;
     }
   }
@@ -94,7 +76,7 @@ __global__ void wrong_kernel(const T* out, Args a, ReductionTable table, unsigne
 
 Args make_args(const CheckArgs& s, unsigned long long count) {
   Args a{};
-  a.coll = static_cast<int>(s.coll);
+  a.expect = s.expect;
   a.nranks = s.nranks;
   a.rank = s.rank;
   a.root = s.root;
@@ -141,7 +123,7 @@ void fill_input(void* dst, std::uint64_t count, const CheckArgs& spec, void* str
 }
 
 std::int64_t count_wrong(const void* out, const CheckArgs& spec, void* stream) {
-  if (spec.coll == Coll::Reduce && spec.rank != spec.root) return 0;
+  if (!has_expected_output(spec.expect, spec.rank, spec.root)) return 0;
   const Args a = make_args(spec, spec.recv_count);
   const ReductionTable table = reduction_table(spec.op, spec.dtype, spec.nranks, spec.rep);
   unsigned long long* d_wrong = nullptr;

@@ -11,7 +11,7 @@ namespace railkit::bench::gpu {
 
 /// What one rank's check needs (bench::CheckSpec in C++17 terms, for nvcc).
 struct CheckArgs {
-  Coll coll;
+  ExpectRule expect;  ///< the collective's expected-value rule (core's collectives table)
   DType dtype;
   RedOp op;
   int root;

@@ -21,6 +21,12 @@ namespace abi = railkit::nccl_abi;
 // core's collectives table (railkit-bench, NCCL_ALGO prefixes, the example CSV).
 constexpr int kTunedColls = abi::kFuncAllReduce + 1;
 const Collective& tuned_coll(int func) { return *collective_of_nccl_func(func); }
+/// "broadcast, reduce, allgather, reducescatter, allreduce": the CSV names, in ncclFunc_t order.
+std::string tuned_csv_names() {
+  std::string out;
+  for (int c = 0; c < kTunedColls; ++c) out += fmt::format("{}{}", c == 0 ? "" : ", ", tuned_coll(c).tuner_csv);
+  return out;
+}
 // Indexed by the cost table's algorithm / protocol index: CSV spelling, NCCL_ALGO/PROTO spelling.
 constexpr std::string_view kAlgoCsv[] = {"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
 constexpr std::string_view kAlgoEnv[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
@@ -88,7 +94,7 @@ std::string csv_rule(std::string_view line, Rule& r) {
   bool coll_found = false;
   for (int c = 0; c < kTunedColls; ++c)
     if (iequals(v[0], tuned_coll(c).tuner_csv)) r.coll = c, coll_found = true;
-  if (!coll_found) return fmt::format("unknown collective_type '{}' (broadcast, reduce, allgather, reducescatter, allreduce)", v[0]);
+  if (!coll_found) return fmt::format("unknown collective_type '{}' ({})", v[0], tuned_csv_names());
 
   const char* names[] = {"min_bytes", "max_bytes", "algorithm", "protocol", "channels", "nNodes", "nRanks",
                          "numPipeOps", "regBuff"};

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "bench/options.hpp"
+#include "core/collectives.hpp"
 #include "core/error.hpp"
 
 using namespace railkit::bench;
@@ -195,4 +196,12 @@ TEST(Options, SyncSeparatesIterationsByABarrier) {
   expect_usage({"--sync", "-G", "4"}, "--sync with -G/--cudagraph '4': a CUDA graph replays its -n launches back to back");
   expect_usage({"-G", "1", "--sync", "--backend", "nccl"}, "--sync with -G/--cudagraph '1'");
   expect_usage({"--backend", "sim", "--sim-cluster", "c.yaml", "--sync"}, "--sync with --backend sim:");
+}
+
+TEST(Options, HelpAndErrorsNameEveryCollectiveOfCoresTable) {
+  const char* argv[] = {"railkit-bench", "--help"};
+  std::string help;
+  EXPECT_TRUE(parse_cli(2, argv, help).exit_now);
+  EXPECT_NE(help.find(railkit::collective_names(" ") + ", or all"), std::string::npos) << help;
+  expect_usage({"--coll", "nope"}, "unknown collective (" + railkit::collective_names(" ") + " all)");
 }

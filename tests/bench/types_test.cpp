@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "bench/types.hpp"
+#include "core/collectives.hpp"
 
 using namespace railkit::bench;
 
@@ -121,4 +122,17 @@ TEST(Types, CountsMatchNcclTestsForEveryCollectiveDatatypeAndRankCount) {
           // The in-place offsets follow: all_gather's input and reduce_scatter's output sit at rank x param.
           EXPECT_EQ(s.bytes, std::max(send, recv) * esz);
         }
+}
+
+TEST(Types, CollectivesAreCoresTable) {
+  ASSERT_EQ(all_colls().size(), railkit::collectives().size());
+  for (const railkit::Collective& c : railkit::collectives()) {
+    const CollInfo& ci = info(c.kind);
+    EXPECT_EQ(ci.coll, c.kind) << c.name;
+    EXPECT_EQ(ci.name, c.name);
+    EXPECT_EQ(ci.has_redop, c.has_redop) << c.name;
+    EXPECT_EQ(ci.has_root, c.has_root) << c.name;
+    EXPECT_EQ(parse_coll(c.name), c.kind) << c.name;
+    EXPECT_DOUBLE_EQ(busbw_factor(c.kind, 8), railkit::busbw_factor(c, 8)) << c.name;
+  }
 }

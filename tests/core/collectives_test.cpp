@@ -3,6 +3,7 @@
 // Open MPI 4.1's COLLTYPE (coll_base_functions.h) and nccl-tests' bus bandwidth factors.
 #include "core/collectives.hpp"
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,66 @@ TEST(Collectives, BusbwFactorsAsNcclTests) {
   EXPECT_DOUBLE_EQ(busbw_factor(*find_collective("all_reduce"), 0), 0.0);  // counts as 1 rank
   EXPECT_EQ(find_collective("all_gather")->per_rank, PerRankRule::Shared);
   EXPECT_EQ(find_collective("all_reduce")->per_rank, PerRankRule::Whole);
+}
+
+TEST(Collectives, OneRowPerKindInItsOrder) {
+  ASSERT_EQ(collectives().size(), static_cast<std::size_t>(kCollKinds));
+  for (std::size_t i = 0; i < collectives().size(); ++i) {
+    const Collective& c = collectives()[i];
+    EXPECT_EQ(static_cast<std::size_t>(c.kind), i) << c.name;
+    EXPECT_EQ(&collective(c.kind), &c) << c.name;
+    EXPECT_EQ(find_collective(c.name), &c) << c.name;
+  }
+}
+
+TEST(Collectives, BuffersChecksAndPointToPointAsNcclTests) {
+  struct Want {
+    const char* name;
+    Blocks blocks;
+    ExpectRule expect;
+    bool p2p;
+  };
+  const Want want[] = {
+      {"all_reduce", Blocks::None, ExpectRule::Reduced, false},
+      {"all_gather", Blocks::Recv, ExpectRule::RankBlocks, false},
+      {"reduce_scatter", Blocks::Send, ExpectRule::ReducedOwnBlock, false},
+      {"broadcast", Blocks::None, ExpectRule::RootInput, false},
+      {"reduce", Blocks::None, ExpectRule::ReducedAtRoot, false},
+      {"alltoall", Blocks::Both, ExpectRule::ExchangedBlocks, true},
+      {"sendrecv", Blocks::None, ExpectRule::PreviousRank, true},
+  };
+  ASSERT_EQ(std::size(want), collectives().size());
+  for (const Want& w : want) {
+    const Collective* c = find_collective(w.name);
+    ASSERT_NE(c, nullptr) << w.name;
+    EXPECT_EQ(c->blocks, w.blocks) << w.name;
+    EXPECT_EQ(c->per_rank == PerRankRule::Shared, w.blocks != Blocks::None) << w.name;
+    EXPECT_EQ(c->expect, w.expect) << w.name;
+    EXPECT_EQ(c->point_to_point, w.p2p) << w.name;
+  }
+}
+
+TEST(Collectives, ExpectedSourceOfAnOutputElement) {
+  // Rank 2 of 4, root 1, 10 elements per rank block, output element 23.
+  auto src = [](ExpectRule r) { return expect_source(r, 23, 10, 2, 1, 4); };
+  auto same = [](ExpectSource a, bool reduced, unsigned long long rank, unsigned long long index) {
+    return a.reduced == reduced && (reduced || a.rank == rank) && a.index == index;
+  };
+  EXPECT_TRUE(same(src(ExpectRule::Reduced), true, 0, 23));
+  EXPECT_TRUE(same(src(ExpectRule::ReducedAtRoot), true, 0, 23));
+  EXPECT_TRUE(same(src(ExpectRule::ReducedOwnBlock), true, 0, 43));
+  EXPECT_TRUE(same(src(ExpectRule::RootInput), false, 1, 23));
+  EXPECT_TRUE(same(src(ExpectRule::RankBlocks), false, 2, 3));
+  EXPECT_TRUE(same(src(ExpectRule::ExchangedBlocks), false, 2, 23));
+  EXPECT_TRUE(same(src(ExpectRule::PreviousRank), false, 1, 23));
+  EXPECT_TRUE(same(expect_source(ExpectRule::PreviousRank, 5, 10, 0, 1, 4), false, 3, 5));
+  EXPECT_FALSE(has_expected_output(ExpectRule::ReducedAtRoot, 2, 1));
+  EXPECT_TRUE(has_expected_output(ExpectRule::ReducedAtRoot, 1, 1));
+  EXPECT_TRUE(has_expected_output(ExpectRule::RootInput, 2, 1));
+}
+
+TEST(Collectives, NamesJoined) {
+  EXPECT_EQ(collective_names(" "), "all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv");
 }
 
 }  // namespace
