@@ -34,7 +34,6 @@ KNOWN = {
     "report/html_report.cpp": 981,
     "report/html_report.cpp:comparison_body": 118,
     "report/html_report.cpp:render_html_tune": 126,
-    "fabric/dcqcn.cpp": 855,
 }
 
 CONTROL = re.compile(r"\b(if|for|while|switch|catch|return|sizeof|decltype|alignof|noexcept)\s*$")
