@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,10 @@
 #include "core/profile.hpp"
 
 namespace railkit::accept {
+
+/// Stage names, in run order (run_stages, accept/accept.cpp), as the suite's `skip` spells them.
+/// A stage is declared here (or in the header of its own file: topo_rdma.hpp, rdma_pair.hpp).
+inline constexpr std::string_view kAcceptStages[] = {"topo", "rdma", "rdma-pair", "node", "rail", "pair", "all", "isolate"};
 
 /// What one stage found and ran. Checks are in the order they were made; a cluster check names
 /// its entity ("rail0", "all", "stage:pair" for a failed launch).

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "accept/stages.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"

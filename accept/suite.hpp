@@ -15,9 +15,6 @@ namespace railkit::accept {
 
 inline constexpr const char* kAcceptSuiteSchema = "railkit.accept-suite/1";
 
-/// Stage names, in run order, as the suite's `skip` spells them.
-inline constexpr std::string_view kAcceptStages[] = {"topo", "rdma", "rdma-pair", "node", "rail", "pair", "all", "isolate"};
-
 /// One node under test.
 struct AcceptNode {
   std::string name;       ///< host name, or `<hostname>:<i>` for an emulated node
