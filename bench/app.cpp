@@ -397,7 +397,7 @@ std::int64_t measure(RankRun& r, int my_group, const std::vector<std::string>& h
   r.comm = r.res.run->make(boot, color, r.wd.signal());
   r.wd.leave();
   Communicator& comm = *r.comm;
-  if (r.o.graph_launches > 0 && !comm.supports_graphs())
+  if (r.o.graph_launches > 0 && !comm.graph_capture())
     throw UsageError(fmt::format("-G/--cudagraph '{}': CUDA graphs need the nccl backend (this run uses {})",
                                  r.o.graph_launches, comm.name()));
   if (const std::string why = comm.unsupported_reason(r.o.dtype, r.o.redop); !why.empty()) throw UsageError(why);
@@ -428,7 +428,8 @@ void finish_run(RankRun& r, const std::string& nccl_log) {
   // A backend that knows what its NCCL did (sim) says so itself, in the shape a log gives.
   nlohmann::json observed_nccl = nullptr;
   if (r.o.observe && !r.res.traits().nccl_log) {
-    if (const std::optional<NcclLogSummary> summary = r.comm->observed_nccl()) {
+    const SelfObserved* const self = r.comm->self_observed();
+    if (const std::optional<NcclLogSummary> summary = self ? self->observed_nccl() : std::nullopt) {
       observed_nccl = to_json(*summary);
       for (const std::string& w : nccl_log_contradictions(*summary, r.sink.snapshot().run.env))
         observed_nccl["warnings"].push_back(w);
