@@ -4,29 +4,23 @@
 
 #include <atomic>
 #include <cstdio>
-#include <limits>
-#include <optional>
 #include <ctime>
-#include <iostream>
 #include <filesystem>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/backend.hpp"
 #include "bench/harness.hpp"
 #include "bench/run_document.hpp"
 #include "bench/lone_bootstrap.hpp"
-#if RAILKIT_HAVE_MPI
-#include "bench/mpi/mpi_session.hpp"
-#endif
-#if RAILKIT_HAVE_NCCL
-#include "bench/nccl/nccl_backend.hpp"
-#endif
-#if RAILKIT_HAVE_SIM
-#include "bench/sim/sim_communicator.hpp"
-#endif
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/nccl_log.hpp"
@@ -86,27 +80,16 @@ void print_error_line(const std::string& message, int rank_suffix) {
 }
 
 int abort_every_rank(int code) {
-#if RAILKIT_HAVE_MPI
-  mpi::abort_world(code);
-#endif
+  if (const BackendEntry* w = world_backend()) w->abort_world(code);
   return code;
 }
 
 std::string version_text() {
   std::vector<std::string> backends;
-#if RAILKIT_HAVE_MPI
-  backends.push_back(fmt::format("mpi ({})", mpi::library_version()));
-#else
-  backends.push_back("no mpi (built without MPI: one process, no launcher)");
-#endif
-#if RAILKIT_HAVE_NCCL
-  backends.push_back(fmt::format("nccl ({})", nccl::version_text()));
-#endif
-#if RAILKIT_HAVE_SIM
-  backends.push_back(fmt::format("sim ({})", sim::version_text()));
-#else
-  backends.push_back("no sim (built without ns-3)");
-#endif
+  for (const BackendEntry& e : backend_table()) {
+    if (e.built()) backends.push_back(fmt::format("{} ({})", e.name, e.version()));
+    else if (!e.absent_version.empty()) backends.emplace_back(e.absent_version);
+  }
   std::string s = fmt::format("railkit-bench {}\nbackends: ", kVersion);
   for (size_t i = 0; i < backends.size(); ++i) s += (i ? ", " : "") + backends[i];
   return s + "\n";
@@ -115,34 +98,14 @@ std::string version_text() {
 
 namespace {
 
-/// The backend this rank resolves --backend to: true for nccl. The only place, with
-/// make_backend, that knows which backends are compiled in. Throws UnavailableError for a
-/// backend that is not built or, for nccl, has no usable GPU here.
-bool resolve_backend(const BenchOptions& o) {
-#if RAILKIT_HAVE_NCCL
-  const std::string no_gpu = nccl::unusable_gpu_reason();
-  if (o.backend == BackendChoice::Nccl && !no_gpu.empty()) throw UnavailableError("--backend nccl: " + no_gpu);
-  if (o.backend == BackendChoice::Nccl || (o.backend == BackendChoice::Auto && no_gpu.empty())) return true;
-#else
-  if (o.backend == BackendChoice::Nccl)
-    throw UnavailableError("--backend nccl: this railkit-bench was built without the NCCL backend (see --version)");
-  const std::string no_gpu = "built without the NCCL backend";
-#endif
-#if RAILKIT_HAVE_MPI
-  return false;
-#else
-  throw UnavailableError(fmt::format("--backend {}: this railkit-bench was built without MPI and {} ({})",
-                                     o.backend == BackendChoice::Mpi ? "mpi" : "auto",
-                                     o.backend == BackendChoice::Mpi ? "has no mpi backend" : "found no usable GPU",
-                                     no_gpu));
-#endif
-}
+/// Whether --backend `c` simulates every rank in one process (no launcher, nothing to agree).
+bool simulated(BackendChoice c) { return c != BackendChoice::Auto && backend_entry(c).traits.simulated; }
 
-/// GPU ranks each process drives: -g on the nccl backend. Above 1 is a usage error on the mpi
-/// backend (one rank per process) and with --split (which groups processes).
-int slots_per_process(const BenchOptions& o, bool use_nccl) {
-  if (o.gpus_per_process == 1) return 1;
-  if (!use_nccl)
+/// Checks -g: above 1 is a usage error on a backend with one rank per process (mpi) and with
+/// --split (which groups processes).
+void check_slots(const BenchOptions& o, const BackendEntry& backend) {
+  if (o.gpus_per_process == 1) return;
+  if (!backend.traits.gpu_slots)
     throw UsageError(fmt::format("-g/--ngpus '{}': only one GPU per process on the mpi backend (several GPUs "
                                  "per process need --backend nccl); launch one rank per GPU",
                                  o.gpus_per_process));
@@ -150,115 +113,45 @@ int slots_per_process(const BenchOptions& o, bool use_nccl) {
     throw UsageError(fmt::format("-g/--ngpus '{}' with --split {}: a split groups whole processes; launch one "
                                  "rank per GPU to split",
                                  o.gpus_per_process, split_name(o.split)));
-  return o.gpus_per_process;
 }
 
 /// What this rank resolved, agreed by every rank.
 struct Resolved {
-  bool use_nccl = false;
-  bool use_sim = false;  ///< --backend sim: this one process simulates every rank of the cluster
-  int slots = 1;         ///< GPU ranks per process (-g; sim: the cluster's GPUs)
-#if RAILKIT_HAVE_SIM
-  std::shared_ptr<const sim::SimSetup> sim;  ///< the cluster and NCCL settings, with use_sim
-#endif
-  std::string backend() const { return use_sim ? "sim" : use_nccl ? "nccl" : "mpi"; }
+  const BackendEntry* entry = nullptr;  ///< the backend of the run
+  std::unique_ptr<BackendRun> run;      ///< prepared for this run
+  int slots = 1;                        ///< GPU ranks per process (-g; sim: the cluster's GPUs)
+  const BackendTraits& traits() const { return entry->traits; }
 };
-
-/// --backend sim: loads the cluster and reads the NCCL settings of `envp`, before anything runs
-/// (a bad cluster file or NCCL value is a usage error here). Throws UnavailableError when this
-/// railkit-bench was built without ns-3.
-void resolve_sim(const BenchOptions& o, char** envp, Resolved& r) {
-  r.use_sim = true;
-#if RAILKIT_HAVE_SIM
-  r.sim = std::make_shared<const sim::SimSetup>(sim::prepare(o, sim::nccl_variables(envp)));
-  r.slots = r.sim->cluster.gpus();
-#else
-  (void)o, (void)envp;
-  throw UnavailableError("--backend sim: this railkit-bench was built without ns-3, so without the sim backend "
-                         "(Debian: libns3-dev libgsl-dev, then reconfigure; see --version)");
-#endif
-}
-
-#if RAILKIT_HAVE_NCCL
-nccl::NcclSetup nccl_setup(const BenchOptions& o, const Bootstrap& boot, AbortSignal* signal) {
-  nccl::NcclSetup setup;
-  setup.local_rank = boot.local_rank();
-  setup.device = o.device;
-  setup.gpus = o.gpus_per_process;
-  setup.blocking = !o.nonblocking;
-  setup.poll_timeout_s = o.timeout_s;
-  setup.signal = signal;
-  return setup;
-}
-#endif
-
-/// The data-plane backend on this rank's group (`color`). Collective.
-std::unique_ptr<Communicator> make_backend(const BenchOptions& o, Bootstrap& boot, int color, const Resolved& res,
-                                           AbortSignal& signal) {
-#if RAILKIT_HAVE_SIM
-  if (res.use_sim) return sim::make_communicator(res.sim);
-#endif
-  const bool use_nccl = res.use_nccl;
-#if RAILKIT_HAVE_NCCL
-  if (use_nccl) {
-    const std::unique_ptr<Bootstrap> group = boot.split(color);
-    return nccl::make_communicator(nccl_setup(o, boot, &signal), *group);
-  }
-#else
-  (void)o, (void)use_nccl, (void)signal;
-#endif
-#if RAILKIT_HAVE_MPI
-  (void)boot;
-  return mpi::make_communicator(color);
-#else
-  (void)boot, (void)color;
-  throw UnavailableError("this railkit-bench was built without MPI: no mpi backend");
-#endif
-}
-
-std::string backend_version(const Resolved& res) {
-#if RAILKIT_HAVE_SIM
-  if (res.use_sim) return sim::version_text();
-#endif
-  const bool use_nccl = res.use_nccl;
-#if RAILKIT_HAVE_NCCL
-  if (use_nccl) return nccl::version_text();
-#else
-  (void)use_nccl;
-#endif
-#if RAILKIT_HAVE_MPI
-  return mpi::library_version();
-#else
-  return {};
-#endif
-}
 
 /// Resolves the backend and -g on every rank, checks what only this rank can see (a usable
 /// GPU, its GPU range), and agrees: every rank goes on, or every rank exits with the first
 /// failing rank's message printed once. A backend that resolves differently is refused too.
+/// A simulated backend runs in one process: nothing to agree with, its errors are thrown as
+/// they are (a bad cluster file or NCCL value is a usage error).
 Resolved agree_on_setup(const BenchOptions& o, Bootstrap& boot, char** envp) {
   Resolved r;
-  if (o.backend == BackendChoice::Sim) {
-    resolve_sim(o, envp, r);  // one process, nothing to agree with
+  const auto prepare = [&] {
+    r.entry = &resolve_backend(o.backend);
+    if (!r.traits().simulated) check_slots(o, *r.entry);
+    r.run = r.entry->prepare(o, boot, envp);
+    r.slots = r.run->slots();
+  };
+  if (simulated(o.backend)) {
+    prepare();
     return r;
   }
-  agreed(boot, [&] {
-    r.use_nccl = resolve_backend(o);
-    r.slots = slots_per_process(o, r.use_nccl);
-#if RAILKIT_HAVE_NCCL
-    if (r.use_nccl) nccl::check_setup(nccl_setup(o, boot, nullptr));
-#endif
-  });
-  const std::int64_t on_nccl = boot.allreduce_sum(r.use_nccl ? 1 : 0);
-  if (on_nccl != 0 && on_nccl != boot.size())
+  agreed(boot, prepare);
+  const BackendEntry& first = backend_entry(kAutoOrder[0]);
+  const std::int64_t on_first = boot.allreduce_sum(r.entry == &first ? 1 : 0);
+  if (on_first != 0 && on_first != boot.size())
     throw UsageError(fmt::format("--backend {}: {} of {} processes chose nccl (a usable GPU) and the others mpi; "
                                  "every rank must run the same backend: pass --backend nccl or --backend mpi",
-                                 o.backend == BackendChoice::Auto ? "auto" : "(per rank)", on_nccl, boot.size()));
+                                 o.backend == BackendChoice::Auto ? "auto" : "(per rank)", on_first, boot.size()));
   return r;
 }
 
 /// Ranks of this launch according to the launcher's environment (1 when none says).
-[[maybe_unused]] int launcher_size(char** envp) {
+int launcher_size(char** envp) {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
     const std::string v = env_value(envp, name);
     if (!v.empty()) {
@@ -275,9 +168,7 @@ Resolved agree_on_setup(const BenchOptions& o, Bootstrap& boot, char** envp) {
 /// The checks of the run's shape that need the rank count and the plan, agreed by every rank.
 Plan agree_on_plan(const BenchOptions& o, Bootstrap& boot, const Resolved& res, int group_size) {
   const int slots = res.slots;
-  if (res.use_sim && o.root >= group_size)
-    throw UsageError(fmt::format("-r/--root '{}': the simulated cluster has only {} GPUs (ranks 0..{})", o.root,
-                                 group_size, group_size - 1));
+  res.run->check_root(o, group_size);
   if (o.root >= group_size)
     throw UsageError(fmt::format("-r/--root '{}': the groups of --split {} have only {} ranks", o.root,
                                  split_name(o.split), group_size));
@@ -285,7 +176,7 @@ Plan agree_on_plan(const BenchOptions& o, Bootstrap& boot, const Resolved& res, 
   if (plan.sizes.empty() || plan.buffer_bytes == 0)
     throw UsageError(fmt::format("-e/--maxbytes '{}': every size leaves less than one element per rank", o.max_bytes));
   agreed(boot, [&] {
-    if (res.use_sim) return;  // its buffers are never backed by memory
+    if (res.traits().simulated) return;  // its buffers are never backed by memory
     const int local_ranks = boot.local_size() * slots;
     const std::uint64_t need = 2 * plan.buffer_bytes * static_cast<std::uint64_t>(local_ranks);
     const auto avail = mem_available_bytes(SysRoot{});
@@ -297,7 +188,7 @@ Plan agree_on_plan(const BenchOptions& o, Bootstrap& boot, const Resolved& res, 
                                    format_bytes(need), format_bytes(plan.buffer_bytes),
                                    static_cast<double>(*avail) / (1ull << 30)));
   });
-  if (!res.use_nccl && !res.use_sim && plan.max_count > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+  if (res.traits().int_counts && plan.max_count > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     throw UsageError(fmt::format("-e/--maxbytes '{}': {} elements exceed MPI's int count", o.max_bytes, plan.max_count));
   agreed(boot, [&] {
     if (!o.output_file.empty() && boot.rank() == 0) check_writable(o.output_file, "-J/--output_file");
@@ -339,7 +230,7 @@ RunHeader run_header(const RunInfo& run, const BenchOptions& o, const Plan& plan
 
 /// The environment that says who launched this process (infer_launcher), from main's envp:
 /// as it was at start, before MPI_Init.
-[[maybe_unused]] LauncherGuess launcher_guess(char** envp) {
+LauncherGuess launcher_guess(char** envp) {
   std::map<std::string, std::string> env;
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "OMPI_MCA_orte_hnp_uri", "MPI_LOCALNRANKS", "SLURM_STEP_NUM_TASKS",
                            "SLURM_STEP_ID", "SLURM_PROCID", "SLURM_MPI_TYPE", "PMIX_VERSION", "PMI_FD", "PMI_PORT"})
@@ -347,18 +238,18 @@ RunHeader run_header(const RunInfo& run, const BenchOptions& o, const Plan& plan
   return infer_launcher(env);
 }
 
-/// observed.backend: how the backend measured, and how the ranks found each other.
-nlohmann::json how_measured(const Communicator& comm, bool lone) {
+/// observed.backend: how the backend measured, and how the ranks found each other (`bootstrap`).
+nlohmann::json how_measured(const Communicator& comm, std::string_view bootstrap) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [k, v] : comm.facts()) j[k] = v;
-  j["bootstrap"] = RAILKIT_HAVE_MPI && !lone ? "MPI" : "none (one process)";
+  j["bootstrap"] = bootstrap;
   return j;
 }
 
 /// The options a backend runs with: the sim backend moves no data, so it checks none (-c 0).
 BenchOptions effective_options(const BenchOptions& given, const Resolved& res) {
   BenchOptions o = given;
-  if (res.use_sim) o.check_passes = 0;
+  if (res.traits().simulated) o.check_passes = 0;
   return o;
 }
 
@@ -400,12 +291,23 @@ std::string shell_join(const std::vector<std::string>& argv) {
   return out;
 }
 
+namespace {
+
+/// How this process reaches the others: the launch's world (MPI) or none (one process).
+struct Launch {
+  Bootstrap& boot;
+  char** envp;                 ///< main's third argument
+  std::string_view bootstrap;  ///< observed.backend.bootstrap: "MPI", "none (one process)"
+};
+
 /// Runs this rank; sets `alone` once the ranks stopped agreeing (past the agreed checks), from
 /// when on an error may be this rank's only.
-int run_ranks(const BenchOptions& o, Bootstrap& bootstrap, char** envp, bool& alone);
+int run_ranks(const BenchOptions& o, const Launch& launch, bool& alone);
+
+}  // namespace
 
 int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp) {
-  if (o.backend == BackendChoice::Sim) {
+  if (simulated(o.backend)) {
     // One process simulates every rank: no launcher, no MPI_Init. main prints what escapes.
     if (const int n = launcher_size(envp); n > 1)
       throw UsageError(fmt::format("--backend sim: one process simulates every rank of --sim-cluster, but the launcher "
@@ -413,31 +315,31 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp) {
                                    n));
     auto boot = make_lone_bootstrap();
     bool alone = false;
-    return run_ranks(o, *boot, envp, alone);
+    return run_ranks(o, Launch{*boot, envp, "none (one process)"}, alone);
   }
-#if RAILKIT_HAVE_MPI
-  mpi::Session session(argc, argv, o.timeout_s > 0);
-  auto boot = mpi::make_bootstrap(session);
-#else
-  (void)argc, (void)argv;
-  if (const int n = launcher_size(envp); n > 1)
-    throw UnavailableError(fmt::format("this railkit-bench was built without MPI and runs as one process, but the "
-                                       "launcher started {} (drive several GPUs from one process with -g N)", n));
-  auto boot = make_lone_bootstrap();
-#endif
-  // An error that may be this rank's alone while others wait for it in a collective: MPI stays
-  // up (finalizing would wait for them too) and main prints the line and aborts every rank.
+  const BackendEntry* const brings_world = world_backend();
+  std::unique_ptr<World> world;
+  std::unique_ptr<Bootstrap> boot;
+  if (brings_world) {
+    world = brings_world->start_world(argc, argv, o.timeout_s > 0);
+    boot = world->bootstrap();
+  } else {
+    if (const int n = launcher_size(envp); n > 1)
+      throw UnavailableError(fmt::format("this railkit-bench was built without MPI and runs as one process, but the "
+                                         "launcher started {} (drive several GPUs from one process with -g N)", n));
+    boot = make_lone_bootstrap();
+  }
+  // An error that may be this rank's alone while others wait for it in a collective: the world
+  // stays up (finalizing would wait for them too) and main prints the line and aborts every rank.
   const auto on_its_own = [&](ErrorCode code, const std::string& message) {
-#if RAILKIT_HAVE_MPI
-    session.leave_up();
-#endif
+    if (world) world->leave_up();
     const int rank = boot->rank();
     (void)boot.release();  // its teardown frees communicators others may be using; the job ends
     return RankFailure(code, message, rank);
   };
   bool alone = false;
   try {
-    return run_ranks(o, *boot, envp, alone);
+    return run_ranks(o, Launch{*boot, envp, brings_world ? brings_world->world_name : "none (one process)"}, alone);
   } catch (const QuietExit&) {
     throw;
   } catch (const Error& e) {
@@ -455,42 +357,112 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv, char** envp) {
   }
 }
 
-int run_ranks(const BenchOptions& given, Bootstrap& bootstrap, char** envp, bool& alone) {
-  Bootstrap* boot = &bootstrap;
-  const int rank = boot->rank();
-  const int nranks = boot->size();
+namespace {
+
+/// One rank's run past the agreed checks: what its steps share.
+struct RankRun {
+  const BenchOptions& o;
+  const Launch& launch;
+  const Resolved& res;
+  const std::vector<Group>& groups;
+  const Plan& plan;
+  ResultsSink& sink;
+  TableReporter& table;
+  std::atomic<Reporter*>& reporter;
+  Watchdog& wd;
+  std::unique_ptr<Communicator> comm;
+  RankFacts facts;
+};
+
+/// The results document as it starts: the run's description, with what the backend adds.
+/// Rank 0 prints the backend's warnings.
+ResultsDocument start_document(const BenchOptions& o, Bootstrap& boot, const Resolved& res,
+                               const std::vector<Group>& groups) {
+  ResultsDocument doc;
+  doc.run = make_run_info(o, boot, std::string(res.entry->name), res.entry->version(), boot.size() * res.slots, groups);
+  res.run->annotate(doc, boot);
+  if (boot.rank() == 0)
+    for (const std::string& w : res.run->warnings()) print_warning_line(w);
+  return doc;
+}
+
+/// Makes the communicator of this rank's group (`my_group`, -1: none), prints the header on
+/// rank 0 and measures. Returns the count of wrong elements.
+std::int64_t measure(RankRun& r, int my_group, const std::vector<std::string>& header_lines) {
+  Bootstrap& boot = r.launch.boot;
+  const int rank = boot.rank();
+  // A rank of a node that --split nodes: leaves out gets a communicator of its own and measures nothing.
+  const int color = my_group >= 0 ? my_group : static_cast<int>(r.groups.size()) + rank;
+  r.wd.enter(OpPoint{std::string(r.res.entry->init_what), 0, -1, false});
+  r.comm = r.res.run->make(boot, color, r.wd.signal());
+  r.wd.leave();
+  Communicator& comm = *r.comm;
+  if (r.o.graph_launches > 0 && !comm.graph_capture())
+    throw UsageError(fmt::format("-G/--cudagraph '{}': CUDA graphs need the nccl backend (this run uses {})",
+                                 r.o.graph_launches, comm.name()));
+  if (const std::string why = comm.unsupported_reason(r.o.dtype, r.o.redop); !why.empty()) throw UsageError(why);
+
+  // Where each rank runs (CPUs) and, on the mpi backend, what carries its data (transport).
+  const std::optional<RankTransport> transport =
+      r.res.run->transport(rank, boot.hosts(), launcher_guess(r.launch.envp));
+  r.facts = gather_rank_facts(boot, comm, r.res.slots, !r.res.traits().simulated, transport);
+  if (rank == 0) {
+    RunHeader header = run_header(r.sink.snapshot().run, r.o, r.plan, r.facts, r.res.slots);
+    header.lines = header_lines;
+    r.table.run_start(header);
+    r.reporter.store(&r.table);
+  }
+  Harness harness(r.o, boot, comm, r.groups, r.wd, r.sink, rank == 0 ? &r.table : nullptr);
+  return harness.run(r.plan);
+}
+
+/// After the measurements: every rank's peak memory, what the backend observed, the
+/// communicators' teardown, NCCL's logs, and the final document on rank 0.
+void finish_run(RankRun& r, const std::string& nccl_log) {
+  Bootstrap& boot = r.launch.boot;
+  r.wd.enter(OpPoint{"gather ranks", 0, -1, false});
+  const std::vector<double> rss =
+      boot.gather_to_root(std::vector<double>{static_cast<double>(peak_rss_bytes(SysRoot{}).value_or(0))});
+  r.wd.leave();
+  const nlohmann::json backend_facts = how_measured(*r.comm, r.launch.bootstrap);
+  // A backend that knows what its NCCL did (sim) says so itself, in the shape a log gives.
+  nlohmann::json observed_nccl = nullptr;
+  if (r.o.observe && !r.res.traits().nccl_log) {
+    const SelfObserved* const self = r.comm->self_observed();
+    if (const std::optional<NcclLogSummary> summary = self ? self->observed_nccl() : std::nullopt) {
+      observed_nccl = to_json(*summary);
+      for (const std::string& w : nccl_log_contradictions(*summary, r.sink.snapshot().run.env))
+        observed_nccl["warnings"].push_back(w);
+    }
+  }
+  // Communicators go before the NCCL log is read (NCCL flushes it then); their teardown is watched.
+  r.wd.enter(OpPoint{"communicator teardown", 0, -1, false});
+  r.comm.reset();
+  r.wd.leave();
+  if (r.res.traits().nccl_log && r.o.observe) {
+    r.wd.enter(OpPoint{"gather NCCL logs", 0, -1, false});
+    observed_nccl = observe_nccl(boot, nccl_log, r.sink.snapshot().run.env, r.res.slots > 1);
+    r.wd.leave();
+  }
+  if (boot.rank() == 0)
+    finish_document(r.sink, r.table, boot, r.facts, rss, r.res.slots, r.plan, backend_facts, observed_nccl);
+}
+
+int run_ranks(const BenchOptions& given, const Launch& launch, bool& alone) {
+  Bootstrap& boot = launch.boot;
+  const int rank = boot.rank();
 
   // Checks that need the rank count or the machine, agreed by every rank before anything
   // collective or any allocation.
-  validate(given, nranks);
-  const Resolved res = agree_on_setup(given, *boot, envp);
+  validate(given, boot.size());
+  const Resolved res = agree_on_setup(given, boot, launch.envp);
   const BenchOptions o = effective_options(given, res);
-  const int slots = res.slots;
-  const int data_ranks = nranks * slots;  // ranks of the data plane: process p drives ranks p*slots ..
-  const std::vector<Group> groups = data_groups(o, *boot, slots);
-  const int my_group = group_of(groups, rank * slots);
-  const int group_size = static_cast<int>(groups.front().ranks.size());
-  const Plan plan = agree_on_plan(o, *boot, res, group_size);
+  const std::vector<Group> groups = data_groups(o, boot, res.slots);
+  const int my_group = group_of(groups, rank * res.slots);
+  const Plan plan = agree_on_plan(o, boot, res, static_cast<int>(groups.front().ranks.size()));
   alone = true;  // the last agreed check: from here on an error may be this rank's only
-  const std::string nccl_log = res.use_nccl && o.observe ? arrange_nccl_log(envp) : std::string();
-  ResultsDocument doc;
-  doc.run = make_run_info(o, *boot, res.backend(), backend_version(res), data_ranks, groups);
-  std::vector<std::string> header_lines;
-#if RAILKIT_HAVE_SIM
-  if (res.use_sim) {
-    // The run is the simulated cluster; the machine that simulated it is run.sim.machine.
-    doc.simulated = true;
-    doc.run.timing = "simulated";
-    doc.run.sim = sim::run_json(*res.sim, boot->hosts().front());
-    doc.run.hosts = sim::node_names(res.sim->cluster);
-    doc.run.nnodes = res.sim->cluster.nodes();
-    if (rank == 0) {
-      if (const std::string w = sim::inert_warning(res.sim->nccl); !w.empty()) print_warning_line(w);
-    }
-  }
-#endif
-  if (res.use_sim && given.check_passes > 0) header_lines.push_back("-c: the sim backend moves no data: nothing checked");
-  ResultsSink sink(std::move(doc), rank == 0 ? o.output_file : std::string(),
+  const std::string nccl_log = res.traits().nccl_log && o.observe ? arrange_nccl_log(launch.envp) : std::string();
+  ResultsSink sink(start_document(o, boot, res, groups), rank == 0 ? o.output_file : std::string(),
                    rank == 0 ? o.prom_file : std::string());
 
   // A run that ends early (timeout, error) still prints the footer and leaves the document with
@@ -505,39 +477,15 @@ int run_ranks(const BenchOptions& given, Bootstrap& bootstrap, char** envp, bool
     sink.write(d);
   };
   // The watchdog exists before the communicators: their creation is watched too.
-  Watchdog wd(*boot, o.timeout_s, [&](const TimeoutReport& rep) {
+  Watchdog wd(boot, o.timeout_s, [&](const TimeoutReport& rep) {
     end_early(timeout_record(rep));
     print_error_line(rep.message);
   });
 
-  std::unique_ptr<Communicator> comm;
+  RankRun run{o, launch, res, groups, plan, sink, table, reporter, wd, nullptr, {}};
   std::int64_t wrong = 0;
-  RankFacts facts;
   try {
-    // A rank of a node that --split nodes: leaves out gets a communicator of its own and measures nothing.
-    const int color = my_group >= 0 ? my_group : static_cast<int>(groups.size()) + rank;
-    wd.enter(OpPoint{res.use_nccl ? "NCCL communicator init" : "communicator init", 0, -1, false});
-    comm = make_backend(o, *boot, color, res, wd.signal());
-    wd.leave();
-    if (o.graph_launches > 0 && !comm->supports_graphs())
-      throw UsageError(fmt::format("-G/--cudagraph '{}': CUDA graphs need the nccl backend (this run uses {})",
-                                   o.graph_launches, comm->name()));
-    if (const std::string why = comm->unsupported_reason(o.dtype, o.redop); !why.empty()) throw UsageError(why);
-
-    // Where each rank runs (CPUs) and, on the mpi backend, what carries its data (transport).
-    std::optional<RankTransport> transport;
-#if RAILKIT_HAVE_MPI
-    if (!res.use_nccl && !res.use_sim) transport = mpi::probe_transport(rank, boot->hosts(), launcher_guess(envp));
-#endif
-    facts = gather_rank_facts(*boot, *comm, slots, !res.use_sim, transport);
-    if (rank == 0) {
-      RunHeader header = run_header(sink.snapshot().run, o, plan, facts, slots);
-      header.lines = header_lines;
-      table.run_start(header);
-      reporter.store(&table);
-    }
-    Harness harness(o, *boot, *comm, groups, wd, sink, rank == 0 ? &table : nullptr);
-    wrong = harness.run(plan);
+    wrong = measure(run, my_group, res.run->header_lines(given));
   } catch (const UsageError&) {
     throw;  // alike on every rank, before any measurement: printed once by run_bench
   } catch (const Error& e) {
@@ -547,36 +495,13 @@ int run_ranks(const BenchOptions& given, Bootstrap& bootstrap, char** envp, bool
     if (rank == 0)
       end_early(ErrorRecord{std::string(error_code_name(e.code())), exit_code(e.code()), e.what(), nlohmann::json::object()});
     print_error_line(e.what(), rank ? rank : -1);
-    boot->abort_job(exit_code(e.code()));
+    boot.abort_job(exit_code(e.code()));
   }
-
-  // Per-rank facts for the document: peak memory of every rank.
-  wd.enter(OpPoint{"gather ranks", 0, -1, false});
-  const std::vector<double> rss =
-      boot->gather_to_root(std::vector<double>{static_cast<double>(peak_rss_bytes(SysRoot{}).value_or(0))});
-  wd.leave();
-  const nlohmann::json backend_facts = how_measured(*comm, res.use_sim);
-  // A backend that knows what its NCCL did (sim) says so itself, in the shape a log gives.
-  nlohmann::json observed_nccl = nullptr;
-  if (o.observe && !res.use_nccl) {
-    if (const std::optional<NcclLogSummary> summary = comm->observed_nccl()) {
-      observed_nccl = to_json(*summary);
-      for (const std::string& w : nccl_log_contradictions(*summary, sink.snapshot().run.env))
-        observed_nccl["warnings"].push_back(w);
-    }
-  }
-  // Communicators go before the NCCL log is read (NCCL flushes it then); their teardown is watched.
-  wd.enter(OpPoint{"communicator teardown", 0, -1, false});
-  comm.reset();
-  wd.leave();
-  if (res.use_nccl && o.observe) {
-    wd.enter(OpPoint{"gather NCCL logs", 0, -1, false});
-    observed_nccl = observe_nccl(*boot, nccl_log, sink.snapshot().run.env, slots > 1);
-    wd.leave();
-  }
-  if (rank == 0) finish_document(sink, table, *boot, facts, rss, slots, plan, backend_facts, observed_nccl);
-  boot->barrier();
+  finish_run(run, nccl_log);
+  boot.barrier();
   return wrong > 0 ? exit_code(ErrorCode::DataError) : 0;
 }
+
+}  // namespace
 
 }  // namespace railkit::bench

@@ -36,6 +36,47 @@ struct InPlaceLayout {
   std::uint64_t output_offset = 0;
 };
 
+/// Per-launch times of an asynchronous backend (device events on nccl, simulated times on sim).
+class EventTiming {
+ public:
+  virtual ~EventTiming() = default;
+  /// Times each of the next `iters` launches.
+  virtual void start_event_timing(int iters) = 0;
+  /// Per-launch times (us) of each slot (outer index) since start_event_timing, after
+  /// complete(); empty when not timed.
+  virtual std::vector<std::vector<double>> event_times_us() = 0;
+  /// True when event_times_us() are simulated times (the sim backend): the loop time is then
+  /// their mean, never the host clock (which measures the simulator, not the collective).
+  virtual bool simulated_clock() const { return false; }
+};
+
+/// CUDA graphs (-G): capturing launches into a graph and replaying it (the nccl backend).
+class GraphCapture {
+ public:
+  virtual ~GraphCapture() = default;
+  /// Starts capturing launch() calls instead of running them (every slot's stream).
+  virtual void begin_capture() = 0;
+  /// Ends the capture and prepares the graphs.
+  virtual void end_capture() = 0;
+  /// Launches the captured graphs `times` times (asynchronously; complete() waits).
+  virtual void replay(int times) = 0;
+  /// Destroys the captured graphs, after complete() (never while capturing): NCCL keeps a
+  /// communicator alive while a graph that captured it lives.
+  virtual void drop_graphs() = 0;
+};
+
+/// What a backend knows of its own run rather than from a log (the sim backend's model).
+class SelfObserved {
+ public:
+  virtual ~SelfObserved() = default;
+  /// What the backend saw of the last timed loop, for each record of it (`results[].observed`,
+  /// e.g. the simulated algorithm and fabric counters); null when nothing.
+  virtual nlohmann::json timed_observed() const = 0;
+  /// What NCCL did, in the shape NCCL's log gives (the sim backend's modelled NCCL, files =
+  /// {"simulated"}); nullopt when nothing.
+  virtual std::optional<NcclLogSummary> observed_nccl() const = 0;
+};
+
 /// A process drives one or more ranks (`slots`): nccl's -g N gives it N GPUs, each its own rank
 /// (ranks rank() .. rank() + slots() - 1 of size()); every other backend has one slot. Buffers,
 /// data init and checks name the slot (0-based) they belong to; a launch takes one call per slot.
@@ -82,34 +123,15 @@ class Communicator {
   virtual void launch(std::span<const OpCall> calls) = 0;
   /// Waits until everything launched has finished, on every slot.
   virtual void complete() {}
-  /// True when launch() returns before the operation is done (per-iteration times then come
-  /// from device events, not the host clock).
-  virtual bool asynchronous() const { return false; }
-  /// Asynchronous backends: time each of the next `iters` launches with device events.
-  virtual void start_event_timing(int iters) { (void)iters; }
-  /// Per-launch times (us) of each slot (outer index) since start_event_timing, after
-  /// complete(); empty when not timed.
-  virtual std::vector<std::vector<double>> event_times_us() { return {}; }
-  /// True when event_times_us() are simulated times (the sim backend): the loop time is then
-  /// their mean, never the host clock (which measures the simulator, not the collective).
-  virtual bool simulated_clock() const { return false; }
-  /// What the backend saw of the last timed loop, for each record of it (`results[].observed`,
-  /// e.g. the simulated algorithm and fabric counters); null when nothing.
-  virtual nlohmann::json timed_observed() const { return nullptr; }
-  /// What NCCL did, when the backend knows it itself rather than from NCCL's log (the sim
-  /// backend's modelled NCCL, files = {"simulated"}); nullopt otherwise.
-  virtual std::optional<NcclLogSummary> observed_nccl() const { return std::nullopt; }
-  /// CUDA graphs (-G): whether the backend can capture launches into a graph and replay it.
-  virtual bool supports_graphs() const { return false; }
-  /// Starts capturing launch() calls instead of running them (every slot's stream).
-  virtual void begin_capture() {}
-  /// Ends the capture and prepares the graphs.
-  virtual void end_capture() {}
-  /// Launches the captured graphs `times` times (asynchronously; complete() waits).
-  virtual void replay(int times) { (void)times; }
-  /// Destroys the captured graphs, after complete() (never while capturing): NCCL keeps a
-  /// communicator alive while a graph that captured it lives.
-  virtual void drop_graphs() {}
+
+  /// Optional abilities (gloo's shape: small interfaces a backend implements or not); null when
+  /// the backend has none. Asynchronous backends (nccl, sim) time with an EventTiming: launch()
+  /// returns before the operation is done, so per-iteration times cannot come from the host clock.
+  virtual EventTiming* event_timing() { return nullptr; }
+  /// CUDA graphs (-G): the nccl backend.
+  virtual GraphCapture* graph_capture() { return nullptr; }
+  /// What the backend saw itself rather than through logs: the sim backend.
+  virtual const SelfObserved* self_observed() const { return nullptr; }
 
   /// How this backend measured, for the results document (`observed.backend`): e.g.
   /// {"communicators", "blocking"}, {"buffers", "ncclMemAlloc"}.

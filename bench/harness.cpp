@@ -210,10 +210,11 @@ std::int64_t Harness::run(const Plan& plan) {
 
 void Harness::time_loop(std::span<const OpCall> calls, OpPoint& point, std::uint64_t delay_us, bool stall_here,
                         std::vector<double>& mine) {
-  const bool async = comm_.asynchronous();
+  EventTiming* const timing = comm_.event_timing();  // null: synchronous, timed by the host clock
+  const bool async = timing != nullptr;
   const std::size_t block = block_size(o_.iters);
   const std::size_t slots = calls.size();
-  if (async) comm_.start_event_timing(o_.iters);
+  if (async) timing->start_event_timing(o_.iters);
   // One clock read per iteration: each iteration ends where the next begins, so the loop time
   // is exactly the sum of the iteration times.
   const auto t0 = Clock::now();
@@ -246,13 +247,13 @@ void Harness::time_loop(std::span<const OpCall> calls, OpPoint& point, std::uint
   const double loop_us = us_between(t0, Clock::now()) / o_.iters;
   for (std::size_t k = 0; k < slots; ++k) mine[k * block] = loop_us;
   if (async) {
-    const std::vector<std::vector<double>> ev = comm_.event_times_us();
+    const std::vector<std::vector<double>> ev = timing->event_times_us();
     for (std::size_t k = 0; k < slots && k < ev.size(); ++k)
       for (std::size_t i = 0; i < ev[k].size() && i < static_cast<std::size_t>(o_.iters); ++i)
         mine[k * block + i + 2] = ev[k][i];
     // A simulated clock: the loop time is the mean simulated time of its iterations; the host
     // clock measured the simulator.
-    if (comm_.simulated_clock()) {
+    if (timing->simulated_clock()) {
       if (ev.size() < slots)
         throw Error(ErrorCode::Internal, fmt::format("{}: simulated times for {} of {} slots", comm_.name(), ev.size(), slots));
       for (std::size_t k = 0; k < slots; ++k) {
@@ -342,7 +343,8 @@ std::vector<ResultRecord> Harness::measure(Coll c, const CollSizes& s, bool in_p
   if (o_.graph_launches > 0) graph_loop(calls, point, stall_here, mine);
   else if (o_.sync) sync_loop(calls, point, delay_us, stall_here, mine);
   else time_loop(calls, point, delay_us, stall_here, mine);
-  const nlohmann::json observed = comm_.timed_observed();
+  const SelfObserved* const self = comm_.self_observed();
+  const nlohmann::json observed = self ? self->timed_observed() : nlohmann::json(nullptr);
   if (checked) check_passes(c, s, in_place, cycle, calls, layouts, mine);
   return records_of(c, s, in_place, cycle, mine, checked, observed);
 }
@@ -354,20 +356,22 @@ void Harness::graph_loop(std::span<const OpCall> calls, OpPoint& point, bool sta
     stalled_once_ = true;
     wd_.stall(point);
   }
+  GraphCapture* const graphs = comm_.graph_capture();
+  if (!graphs) throw Error(ErrorCode::Internal, fmt::format("{}: no CUDA graphs for -G", comm_.name()));
   // Launches made during the capture can block (NCCL connects peers then): watched too.
   wd_.enter(point);
-  comm_.begin_capture();
+  graphs->begin_capture();
   for (int i = 0; i < o_.iters; ++i) comm_.launch(calls);
-  comm_.end_capture();
+  graphs->end_capture();
   wd_.leave();
   control("barrier", [&] { boot_.barrier(); });
   const auto g0 = Clock::now();
   wd_.enter(point);
-  comm_.replay(o_.graph_launches);
+  graphs->replay(o_.graph_launches);
   comm_.complete();
   wd_.leave();
   // As nccl-tests, right after the measurement: a live graph keeps NCCL's communicator busy.
-  comm_.drop_graphs();
+  graphs->drop_graphs();
   const double per_op = us_between(g0, Clock::now()) / (static_cast<double>(o_.iters) * o_.graph_launches);
   // No per-launch times in a graph: every iteration gets the mean.
   const std::size_t block = block_size(o_.iters);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/backend.hpp"
 #include "bench/bootstrap.hpp"
 #include "bench/communicator.hpp"
 #include "bench/transport.hpp"
@@ -52,5 +53,8 @@ std::unique_ptr<Communicator> make_communicator(int color);
 /// in `source` (MPI_T tells only the requested component lists, not the selection).
 /// `hosts`: host of every rank of MPI_COMM_WORLD.
 RankTransport probe_transport(int world_rank, const std::vector<std::string>& hosts, const LauncherGuess& guess);
+
+/// The mpi backend's registry entry (bench/backend.hpp); it brings the MPI world too.
+BackendEntry backend_entry();
 
 }  // namespace railkit::bench::mpi

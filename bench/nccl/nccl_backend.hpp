@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "bench/backend.hpp"
 #include "bench/bootstrap.hpp"
 #include "bench/communicator.hpp"
 #include "bench/poll.hpp"
@@ -41,5 +42,8 @@ void check_setup(const NcclSetup& setup);
 /// of the group drives ranks p*gpus .. p*gpus + gpus - 1). Collective over `group`.
 /// Throws UnavailableError without a usable GPU, NcclError / CudaError on failures.
 std::unique_ptr<Communicator> make_communicator(const NcclSetup& setup, Bootstrap& group);
+
+/// The nccl backend's registry entry (bench/backend.hpp).
+BackendEntry backend_entry();
 
 }  // namespace railkit::bench::nccl

@@ -94,7 +94,7 @@ std::string first_async_error(std::vector<Slot>& slots) {
 /// of a thread that drives several GPUs. Every wait polls (streams, and every communicator's
 /// asynchronous error, as nccl-tests' testStreamSynchronize), honours the watchdog's abort
 /// signal, and aborts every communicator before an error leaves the backend.
-class NcclCommunicator final : public Communicator {
+class NcclCommunicator final : public Communicator, public EventTiming, public GraphCapture {
  public:
   NcclCommunicator(const NcclSetup& s, Bootstrap& group) : setup_(s), streams_(*this), comms_(*this) {
     try {
@@ -156,7 +156,8 @@ class NcclCommunicator final : public Communicator {
     if (it != from_nccl_.end()) from_nccl_.erase(it);
   }
 
-  bool asynchronous() const override { return true; }
+  EventTiming* event_timing() override { return this; }
+  GraphCapture* graph_capture() override { return this; }
   bool supports_in_place(Coll c) const override { return c != Coll::AllToAll && c != Coll::SendRecv; }
 
   void launch(std::span<const OpCall> calls) override {
@@ -197,7 +198,6 @@ class NcclCommunicator final : public Communicator {
     return out;
   }
 
-  bool supports_graphs() const override { return true; }
   void begin_capture() override {
     honour_signal("CUDA graph capture");
     timing_ = false;

@@ -87,7 +87,7 @@ struct CallKey {
   bool operator==(const CallKey&) const = default;
 };
 
-class SimCommunicator final : public Communicator {
+class SimCommunicator final : public Communicator, public EventTiming, public SelfObserved {
  public:
   explicit SimCommunicator(std::shared_ptr<const SimSetup> setup) : setup_(std::move(setup)) {
     if (setup_->cluster.gpus() < 1) throw UsageError(setup_->cluster_file + ": the cluster has no GPU");
@@ -141,7 +141,8 @@ class SimCommunicator final : public Communicator {
     reserved_.erase(it);
   }
 
-  bool asynchronous() const override { return true; }
+  EventTiming* event_timing() override { return this; }
+  const SelfObserved* self_observed() const override { return this; }
   bool simulated_clock() const override { return true; }
   // As NCCL, whose collectives it models: grouped send/recv cannot run in place.
   bool supports_in_place(Coll c) const override { return c != Coll::AllToAll && c != Coll::SendRecv; }

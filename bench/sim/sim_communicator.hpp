@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/backend.hpp"
 #include "bench/communicator.hpp"
 #include "bench/options.hpp"
 #include "sim/collective.hpp"
@@ -62,5 +63,8 @@ model::CollRequest request_of(const OpCall& call, int nranks);
 /// iteration i with the cluster's seed + i; flow fidelity: simulated once per size and its time
 /// repeated, as it is deterministic).
 std::unique_ptr<Communicator> make_communicator(std::shared_ptr<const SimSetup> setup);
+
+/// The sim backend's registry entry (bench/backend.hpp).
+BackendEntry backend_entry();
 
 }  // namespace railkit::bench::sim

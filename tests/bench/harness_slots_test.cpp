@@ -21,7 +21,7 @@ namespace {
 
 /// N ranks in one process on host memory (float, sum): each launch runs the collective across
 /// every slot, with NCCL's in-place layout (the base class's). Records what the harness asks.
-class SlotsCommunicator final : public Communicator {
+class SlotsCommunicator final : public Communicator, public EventTiming, public GraphCapture {
  public:
   explicit SlotsCommunicator(int slots, bool async = false, int corrupt_slot = -1)
       : slots_(slots), async_(async), corrupt_slot_(corrupt_slot) {}
@@ -60,7 +60,7 @@ class SlotsCommunicator final : public Communicator {
 
   // -G: launches during a capture are recorded and replayed; graphs must be dropped after each
   // measurement and never while a capture is open.
-  bool supports_graphs() const override { return graphs_; }
+  GraphCapture* graph_capture() override { return graphs_ ? this : nullptr; }
   void begin_capture() override {
     EXPECT_FALSE(graph_alive_) << "a graph of the previous measurement is still alive";
     capturing_ = true;
@@ -122,7 +122,7 @@ class SlotsCommunicator final : public Communicator {
       if (static_cast<int>(k) == corrupt_slot_) out[0] += 1000;
     }
   }
-  bool asynchronous() const override { return async_; }
+  EventTiming* event_timing() override { return async_ ? this : nullptr; }
   void start_event_timing(int iters) override { iters_ = iters; }
   /// Slot k's every launch takes 10 (k + 1) us.
   std::vector<std::vector<double>> event_times_us() override {

@@ -115,7 +115,7 @@ TEST(SimBackend, FlowRunOnTheExampleClusterIsTheSimulatorsTime) {
                           "cnps", "packet_hops", "events"})
       EXPECT_TRUE(r.observed["counters"].contains(k)) << k;
   }
-  const std::optional<railkit::NcclLogSummary> nccl = comm->observed_nccl();
+  const std::optional<railkit::NcclLogSummary> nccl = comm->self_observed()->observed_nccl();
   ASSERT_TRUE(nccl.has_value());
   EXPECT_EQ(nccl->files, std::vector<std::string>{"simulated"});
 }
@@ -130,13 +130,13 @@ TEST(SimBackend, PacketIterationsUseSeedPlusIAndWarmupIsNotSimulated) {
   const std::vector<OpCall> calls(8, OpCall{Coll::AllToAll, DType::Float, RedOp::Sum, 0, nullptr, nullptr, s.param_count, false});
   comm->run(calls);  // warm-up: not simulated
   comm->run(calls);
-  EXPECT_TRUE(comm->timed_observed().is_null());
-  comm->start_event_timing(3);
+  EXPECT_TRUE(comm->self_observed()->timed_observed().is_null());
+  comm->event_timing()->start_event_timing(3);
   for (int i = 0; i < 3; ++i) comm->launch(calls);
   comm->complete();
-  const std::vector<std::vector<double>> ev = comm->event_times_us();
+  const std::vector<std::vector<double>> ev = comm->event_timing()->event_times_us();
   ASSERT_EQ(ev.size(), 8u);
-  const nlohmann::json obs = comm->timed_observed();
+  const nlohmann::json obs = comm->self_observed()->timed_observed();
   EXPECT_EQ(obs["simulations"], 3);  // one per timed iteration, none for the warm-ups
   EXPECT_EQ(obs["seeds"], nlohmann::json::array({seed, seed + 1, seed + 2}));
   EXPECT_EQ(obs["fidelity"], "packet");
