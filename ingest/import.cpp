@@ -79,4 +79,126 @@ ImportResult import_log(ImportSource source, std::string_view text, const std::s
   throw UsageError("unknown import source");
 }
 
+namespace import_detail {
+
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out.push_back(line);
+    pos = end + 1;
+  }
+  return out;
+}
+
+void fail(const std::string& file, std::size_t line, const std::string& message) {
+  throw UsageError(file + ":" + std::to_string(line) + ": " + message);
+}
+
+double number(std::string_view tok, const std::string& file, std::size_t line, std::string_view what) {
+  const auto v = to_double(tok);
+  if (!v || !std::isfinite(*v) || *v < 0)
+    fail(file, line, std::string(what) + " '" + printable(tok) + "' is not a non-negative number");
+  return *v;
+}
+
+std::uint64_t whole(std::string_view tok, const std::string& file, std::size_t line, std::string_view what) {
+  const auto v = to_int(tok);
+  if (!v || *v < 0) fail(file, line, std::string(what) + " '" + printable(tok) + "' is not a non-negative integer");
+  return static_cast<std::uint64_t>(*v);
+}
+
+ResultsDocument new_document(ImportSource tool, const std::string& file, std::string_view text, std::string_view format) {
+  ResultsDocument d;
+  d.run.backend = std::string(import_source_name(tool));
+  std::size_t lines = 0;
+  for (char c : text) lines += c == '\n';
+  if (!text.empty() && text.back() != '\n') ++lines;
+  d.run.imported = json{{"tool", d.run.backend},
+                        {"file", file},
+                        {"format", std::string(format)},
+                        {"lines", lines},
+                        {"bytes", text.size()},
+                        {"railkit_version", kVersion}};
+  d.run.options = json::object();
+  for (const char* k : {"backend_version", "railkit_version", "nranks", "nnodes", "hosts", "command", "env", "start_time",
+                        "average", "options", "split", "summary.avg_busbw_GBps", "summary.errors"})
+    d.run.absent.insert(k);
+  return d;
+}
+
+void known(ResultsDocument& d, const std::string& key) { d.run.absent.erase(key); }
+
+ResultRecord new_record(std::string op, std::uint64_t bytes, bool in_place, double time_us_avg, std::size_t line) {
+  ResultRecord r;
+  r.op = std::move(op);
+  r.bytes = bytes;
+  r.in_place = in_place;
+  r.time_us.avg = time_us_avg;
+  r.observed = json{{"source_line", line}};
+  r.absent = {"dtype",       "redop", "root",  "count",      "cycle",      "iters",  "time_us.min", "time_us.max",
+              "time_us.p50", "time_us.p99", "time_us.cv", "algbw_GBps", "busbw_GBps", "wrong", "ranks", "group"};
+  return r;
+}
+
+void set_iters_and_rank_spread(ResultRecord& r, std::optional<int> iters, std::optional<double> time_us_min,
+                               std::optional<double> time_us_max) {
+  if (iters) {
+    r.iters = *iters;
+    r.absent.erase("iters");
+  }
+  if (time_us_min && time_us_max) {
+    r.ranks.time_us_min = *time_us_min;
+    r.ranks.time_us_max = *time_us_max;
+    r.absent.erase("ranks");
+    r.absent.insert("ranks.slowest_rank");
+    r.absent.insert("ranks.slowest_host");
+  }
+}
+
+void derive_bandwidth(ResultsDocument& d, ResultRecord& r, int nranks) {
+  const Collective* c = find_collective(r.op);
+  if (r.time_us.avg <= 0) return;  // a zero time gives no bandwidth: left out
+  r.algbw_GBps = static_cast<double>(r.bytes) / (r.time_us.avg * 1e-6) / 1e9;
+  r.absent.erase("algbw_GBps");
+  json& derived = d.run.imported["derived"];
+  if (!derived.is_array()) derived = json::array();
+  auto add = [&](const char* k) {
+    if (std::find(derived.begin(), derived.end(), json(k)) == derived.end()) derived.push_back(k);
+  };
+  add("algbw_GBps");
+  if (c && (c->busbw == BusbwRule::One || nranks >= 1)) {
+    r.busbw_GBps = r.algbw_GBps * busbw_factor(*c, nranks >= 1 ? nranks : 1);
+    r.absent.erase("busbw_GBps");
+    add("busbw_GBps");
+  }
+}
+
+std::string dtype_of_mpi(std::string_view mpi) {
+  static const std::pair<std::string_view, std::string_view> kMap[] = {
+      {"MPI_FLOAT", "float"},     {"MPI_DOUBLE", "double"},     {"MPI_INT", "int32"},      {"MPI_INT32_T", "int32"},
+      {"MPI_UINT32_T", "uint32"}, {"MPI_INT64_T", "int64"},     {"MPI_UINT64_T", "uint64"}, {"MPI_LONG", "int64"},
+      {"MPI_CHAR", "int8"},       {"MPI_SIGNED_CHAR", "int8"},  {"MPI_INT8_T", "int8"},    {"MPI_BYTE", "uint8"},
+      {"MPI_UNSIGNED_CHAR", "uint8"}, {"MPI_UINT8_T", "uint8"}};
+  for (const auto& [k, v] : kMap)
+    if (k == mpi) return std::string(v);
+  return "";
+}
+
+std::string stem_of(const std::string& file) {
+  std::string s = std::filesystem::path(file).filename().string();
+  for (const char* ext : {".json", ".log", ".txt", ".out"})
+    if (s.size() > std::string_view(ext).size() && s.ends_with(ext)) {
+      s.resize(s.size() - std::string_view(ext).size());
+      break;
+    }
+  return slug(s.empty() ? "import" : s);
+}
+
+}  // namespace import_detail
+
 }  // namespace railkit::ingest

@@ -17,6 +17,7 @@
 namespace railkit::sweep {
 namespace {
 using report::plot_series;
+using report::PlotContext;
 using report::render_comparison;
 
 using test::make_doc;

@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "report/report.hpp"
 #include "sweep/inputs.hpp"
 #include "sweep/sweep.hpp"
 #include "fake_sweep.hpp"
@@ -20,6 +21,10 @@ extern char** environ;
 
 namespace railkit::sweep {
 namespace {
+using report::plot_context;  // the plot's parts (report/) read from sweeps
+using report::PlotContext;
+using report::PlotTool;
+using report::write_plot;
 namespace fs = std::filesystem;
 
 
