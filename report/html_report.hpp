@@ -5,8 +5,8 @@
 // (who, where, what, when, railkit and backend versions), the tables (sortable by clicking a
 // header, a small inline script), the plots as SVG images (data: URIs), and every verdict with the
 // rule that judged it; for accept the failing nodes first. Every string from a document is
-// escaped. Tune journals and accept.json are read as JSON documents (sweep/ cannot include
-// tuner/ or accept/).
+// escaped. Tune journals and accept.json are still read as JSON documents: accept/ has no reader
+// of accept.json, and tuner's typed journal reader needs the session's search space.
 #include <filesystem>
 #include <iosfwd>
 #include <optional>

@@ -14,6 +14,7 @@
 namespace railkit::report {
 
 using sweep::CompareInput;
+using sweep::CompareOptions;
 using sweep::SweepDocument;
 
 /// Options of `railkit report`, filled by the CLI.

@@ -27,12 +27,6 @@ KNOWN = {
     "ingest/import_nccl_tests.cpp:import_text": 200,
     "ingest/import_nccl_tests.cpp:import_json": 132,
     "ingest/import_osu.cpp:import_osu": 123,
-    "report/compare_render.cpp:render_table": 93,
-    "report/compare_render.cpp:render_markdown": 87,
-    "report/compare_render.cpp:plot_series": 99,
-    "report/html_report.cpp": 981,
-    "report/html_report.cpp:comparison_body": 118,
-    "report/html_report.cpp:render_html_tune": 126,
 }
 
 CONTROL = re.compile(r"\b(if|for|while|switch|catch|return|sizeof|decltype|alignof|noexcept)\s*$")
