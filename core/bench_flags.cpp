@@ -83,6 +83,12 @@ std::vector<std::string> bench_flag_args(BenchFlag f, std::string value) {
   return {std::string(bench_flag_name(f)), std::move(value)};
 }
 
+std::vector<std::string> bench_flag_args(std::initializer_list<std::pair<BenchFlag, std::string>> flags) {
+  std::vector<std::string> out;
+  for (const auto& [f, value] : flags) out.insert(out.end(), {std::string(bench_flag_name(f)), value});
+  return out;
+}
+
 std::optional<BenchFlagHit> match_flag_spelling(const std::vector<std::string>& args, std::size_t i,
                                                 std::string_view name, bool takes_value) {
   const std::string_view a = args.at(i);

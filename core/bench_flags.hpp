@@ -5,10 +5,12 @@
 // and accept find, take, drop and add flags through these functions only.
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace railkit {
@@ -43,6 +45,9 @@ std::string bench_flag_names(BenchFlag f);
 
 /// `{bench_flag_name(f), value}`: the flag as the control plane adds it to a bench argv.
 std::vector<std::string> bench_flag_args(BenchFlag f, std::string value);
+
+/// Several flags with their values, in order: `{{BenchFlag::MinBytes, "8"}, ...}` -> {"-b", "8", ...}.
+std::vector<std::string> bench_flag_args(std::initializer_list<std::pair<BenchFlag, std::string>> flags);
 
 /// One occurrence of a flag in a bench argv, as railkit-bench (CLI11) reads it: `--name value`,
 /// `--name=value`, `-n value`, `-nvalue` (a short name takes the rest of the word as its value).
