@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/bench_flags.hpp"
 #include "core/stats.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
@@ -292,8 +293,10 @@ void measure_expectation_sizes(const BenchStages& s, AllStage& a, const ProfileD
   for (const auto& [key, t] : todo) {
     const auto& [env, bytes] = key;
     std::string why;
-    const std::vector<std::string> args{"-b", std::to_string(bytes), "-e", std::to_string(bytes), "--coll",
-                                        join(std::vector<std::string>(t.colls.begin(), t.colls.end()), ",")};
+    const std::vector<std::string> args =
+        bench_flag_args({{BenchFlag::MinBytes, std::to_string(bytes)},
+                         {BenchFlag::MaxBytes, std::to_string(bytes)},
+                         {BenchFlag::Coll, join(std::vector<std::string>(t.colls.begin(), t.colls.end()), ",")}});
     const std::string name = env ? fmt::format("all-{}@{}", bytes, name_part(t.config)) : fmt::format("all-{}", bytes);
     if (auto doc = launch(s, a, "all", name, args, why, env ? &*env : nullptr)) docs[env].push_back(std::move(*doc));
     else

@@ -1,6 +1,7 @@
 #include "accept/suite.hpp"
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <sstream>
 
@@ -8,6 +9,7 @@
 
 #include "accept/stages.hpp"
 #include "core/atomic_file.hpp"
+#include "core/bench_flags.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "core/strings.hpp"
@@ -246,7 +248,7 @@ std::string pair_coll(const AcceptSuite& suite) {
 namespace {
 
 struct DefaultArg {
-  std::vector<std::string_view> names;
+  BenchFlag flag;
   std::string_view value;
 };
 
@@ -254,38 +256,37 @@ struct DefaultArg {
 /// where scheduling noise reaches milliseconds at 256 KiB: sizes whose operations take about
 /// 0.1 ms, so that a rank slowed by milliseconds stands out.
 const std::vector<DefaultArg>& default_args(bool emulated) {
+  using F = BenchFlag;
   static const std::vector<DefaultArg> real{
-      {{"-b", "--minbytes"}, "16M"}, {{"-e", "--maxbytes"}, "256M"},  {{"-f", "--stepfactor"}, "4"},
-      {{"-n", "--iters"}, "20"},     {{"-w", "--warmup_iters"}, "5"}, {{"--placement"}, "out"},
+      {F::MinBytes, "16M"}, {F::MaxBytes, "256M"},   {F::StepFactor, "4"},
+      {F::Iters, "20"},     {F::WarmupIters, "5"},   {F::Placement, "out"},
   };
   static const std::vector<DefaultArg> emulated_nodes{
-      {{"-b", "--minbytes"}, "4K"},  {{"-e", "--maxbytes"}, "16K"},   {{"-f", "--stepfactor"}, "4"},
-      {{"-n", "--iters"}, "10"},     {{"-w", "--warmup_iters"}, "3"}, {{"--placement"}, "out"},
+      {F::MinBytes, "4K"},  {F::MaxBytes, "16K"},    {F::StepFactor, "4"},
+      {F::Iters, "10"},     {F::WarmupIters, "3"},   {F::Placement, "out"},
   };
   return emulated ? emulated_nodes : real;
-}
-
-/// Whether `args` set one of `names` (launch::sets_flag, one name at a time).
-bool sets_any(const std::vector<std::string>& args, const std::vector<std::string_view>& names) {
-  return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return launch::sets_flag(args, {n}); });
 }
 
 }  // namespace
 
 std::vector<std::string> merge_bench_args(const std::vector<std::string>& user, bool emulated) {
-  static const std::vector<std::pair<std::vector<std::string_view>, const char*>> reserved{
-      {{"--split"}, "each stage sets its own split"},
-      {{"--ranks-per-node"}, "use railkit accept's --ranks-per-node"},
-      {{"-J", "--output_file"}, "each stage writes its results document in --out"},
-      {{"--label"}, "each stage labels its results"},
-      {{"-N", "--run_cycles"}, "acceptance judges one cycle"},
+  static const std::vector<std::pair<BenchFlag, const char*>> reserved{
+      {BenchFlag::Split, "each stage sets its own split"},
+      {BenchFlag::RanksPerNode, "use railkit accept's --ranks-per-node"},
+      {BenchFlag::OutputFile, "each stage writes its results document in --out"},
+      {BenchFlag::Label, "each stage labels its results"},
+      {BenchFlag::RunCycles, "acceptance judges one cycle"},
   };
-  for (const auto& [names, why] : reserved)
-    if (sets_any(user, names))
-      throw UsageError(fmt::format("--bench-args: {} is set by railkit accept ({})", names.back(), why));
+  for (const auto& [flag, why] : reserved)
+    if (sets_bench_flag(user, flag))
+      throw UsageError(fmt::format("--bench-args: {} is set by railkit accept ({})", bench_flag(flag).long_name, why));
   std::vector<std::string> out;
-  for (const DefaultArg& d : default_args(emulated))
-    if (!sets_any(user, d.names)) out.insert(out.end(), {std::string(d.names.front()), std::string(d.value)});
+  for (const DefaultArg& d : default_args(emulated)) {
+    if (sets_bench_flag(user, d.flag)) continue;
+    const auto arg = bench_flag_args(d.flag, std::string(d.value));
+    out.insert(out.end(), arg.begin(), arg.end());
+  }
   out.insert(out.end(), user.begin(), user.end());
   return out;
 }
@@ -293,46 +294,26 @@ std::vector<std::string> merge_bench_args(const std::vector<std::string>& user, 
 std::vector<std::string> stage_bench_args(const std::vector<std::string>& user, bool emulated,
                                           const std::vector<std::string>& colls) {
   std::vector<std::string> args = merge_bench_args(user, emulated);
-  if (!launch::sets_flag(user, {"--coll"})) args.insert(args.begin(), {"--coll", join(colls, ",")});
+  if (!sets_bench_flag(user, BenchFlag::Coll)) {
+    const auto coll = bench_flag_args(BenchFlag::Coll, join(colls, ","));
+    args.insert(args.begin(), coll.begin(), coll.end());
+  }
   return args;
 }
 
 namespace {
 
-/// Flags that a launch's own arguments may override, each with its spellings.
-const std::vector<std::vector<std::string_view>>& overridable() {
-  static const std::vector<std::vector<std::string_view>> flags{
-      {"-b", "--minbytes"}, {"-e", "--maxbytes"}, {"-f", "--stepfactor"}, {"-i", "--stepbytes"}, {"--coll"}};
-  return flags;
-}
-
-/// How many arguments `args[i]` takes up as flag `name`: 2 ("-b 4K"), 1 ("-b4K", "-b=4K",
-/// "--coll=x"), 0 (not this flag).
-std::size_t flag_span(const std::vector<std::string>& args, std::size_t i, std::string_view name) {
-  const std::string_view a = args[i];
-  if (a == name) return i + 1 < args.size() ? 2 : 1;
-  if (a.starts_with(name) && a.size() > name.size()) {
-    const bool short_flag = name.size() == 2 && name[0] == '-' && name[1] != '-';
-    if (a[name.size()] == '=' || short_flag) return 1;
-  }
-  return 0;
-}
+/// Flags that a launch's own arguments may override.
+constexpr std::array<BenchFlag, 5> kOverridable{BenchFlag::MinBytes, BenchFlag::MaxBytes, BenchFlag::StepFactor,
+                                                BenchFlag::StepBytes, BenchFlag::Coll};
 
 }  // namespace
 
 std::vector<std::string> without_overridden(const std::vector<std::string>& common, const std::vector<std::string>& own) {
-  std::vector<std::string_view> drop;
-  for (const auto& names : overridable())
-    if (sets_any(own, names)) drop.insert(drop.end(), names.begin(), names.end());
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < common.size();) {
-    std::size_t span = 0;
-    for (std::string_view n : drop)
-      if ((span = flag_span(common, i, n)) > 0) break;
-    if (span == 0) out.push_back(common[i++]);
-    else i += span;
-  }
-  return out;
+  std::vector<BenchFlag> drop;
+  for (const BenchFlag f : kOverridable)
+    if (sets_bench_flag(own, f)) drop.push_back(f);
+  return without_bench_flags(common, drop);
 }
 
 }  // namespace railkit::accept

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <CLI/CLI.hpp>
 
+#include "core/bench_flags.hpp"
 #include "core/collectives.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -13,6 +14,15 @@ namespace railkit::bench {
 namespace {
 
 std::string quoted(const std::string& flag, const std::string& value) { return flag + " '" + value + "'"; }
+
+/// CLI11's names of a flag of core's table: "-b,--minbytes", "--observe,!--no-observe".
+std::string cli_names(BenchFlag flag) {
+  const BenchFlagSpec& s = bench_flag(flag);
+  std::string names = s.short_name.empty() ? "" : std::string(s.short_name) + ",";
+  names += s.long_name;
+  if (!s.negation.empty()) names += ",!" + std::string(s.negation);
+  return names;
+}
 
 }  // namespace
 
@@ -46,20 +56,26 @@ struct RawFlags {
 };
 
 void add_size_and_timing_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
-  app.add_option("-b,--minbytes", f.minb, "Smallest size in bytes (K/M/G binary suffixes; default 32M)");
-  app.add_option("-e,--maxbytes", f.maxb, "Largest size in bytes (default 32M)");
-  app.add_option("-f,--stepfactor", f.stepf, "Multiply the size by this factor between sizes (default 1: use -i)");
-  app.add_option("-i,--stepbytes", f.stepb, "Add this many bytes between sizes when -f is 1 (default 1M)");
-  app.add_option("-n,--iters", f.iters, "Timed iterations per size (default 20)");
-  app.add_option("-w,--warmup_iters", f.warm, "Untimed warm-up iterations per size (default 5)");
-  app.add_option("-c,--check", f.check, "Data-check passes per size, 0 = off (default 1; sim: off, nothing moves)");
-  app.add_option("-d,--datatype", f.dtype, "int8 uint8 int32 uint32 int64 uint64 float double (half bfloat16: nccl)");
-  app.add_option("-o,--op", f.op, "Reduction: sum prod min max (avg: nccl only); default sum");
-  app.add_option("-r,--root", f.root, "Root rank of broadcast and reduce (default 0)");
-  app.add_option("-a,--average", f.avg, "Per-op time across ranks: 0 rank 0, 1 avg, 2 min, 3 max (default 1)");
-  app.add_option("-N,--run_cycles", f.cycles, "Run the whole benchmark this many times (default 1)");
-  app.add_option("-T,--timeout", f.timeout, "Watchdog: end the run when an operation takes longer than this (s)");
-  app.add_flag("--sync", o.sync,
+  app.add_option(cli_names(BenchFlag::MinBytes), f.minb, "Smallest size in bytes (K/M/G binary suffixes; default 32M)");
+  app.add_option(cli_names(BenchFlag::MaxBytes), f.maxb, "Largest size in bytes (default 32M)");
+  app.add_option(cli_names(BenchFlag::StepFactor), f.stepf,
+                 "Multiply the size by this factor between sizes (default 1: use -i)");
+  app.add_option(cli_names(BenchFlag::StepBytes), f.stepb,
+                 "Add this many bytes between sizes when -f is 1 (default 1M)");
+  app.add_option(cli_names(BenchFlag::Iters), f.iters, "Timed iterations per size (default 20)");
+  app.add_option(cli_names(BenchFlag::WarmupIters), f.warm, "Untimed warm-up iterations per size (default 5)");
+  app.add_option(cli_names(BenchFlag::Check), f.check,
+                 "Data-check passes per size, 0 = off (default 1; sim: off, nothing moves)");
+  app.add_option(cli_names(BenchFlag::Datatype), f.dtype,
+                 "int8 uint8 int32 uint32 int64 uint64 float double (half bfloat16: nccl)");
+  app.add_option(cli_names(BenchFlag::Op), f.op, "Reduction: sum prod min max (avg: nccl only); default sum");
+  app.add_option(cli_names(BenchFlag::Root), f.root, "Root rank of broadcast and reduce (default 0)");
+  app.add_option(cli_names(BenchFlag::Average), f.avg,
+                 "Per-op time across ranks: 0 rank 0, 1 avg, 2 min, 3 max (default 1)");
+  app.add_option(cli_names(BenchFlag::RunCycles), f.cycles, "Run the whole benchmark this many times (default 1)");
+  app.add_option(cli_names(BenchFlag::Timeout), f.timeout,
+                 "Watchdog: end the run when an operation takes longer than this (s)");
+  app.add_flag(cli_names(BenchFlag::Sync), o.sync,
                "Time each operation alone, as IMB-MPI1 and the OSU benchmarks: a barrier (not timed) before each "
                "timed iteration, the clock around the operation and its completion only; time = the mean of the "
                "iterations (run.timing_method barrier_separated). Default: back to back, as nccl-tests (the loop "
@@ -67,44 +83,60 @@ void add_size_and_timing_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
 }
 
 void add_run_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
-  app.add_option("-J,--output_file", o.output_file, "Write the results document (JSON) to this file");
-  app.add_option("--prom", o.prom_file,
+  app.add_option(cli_names(BenchFlag::OutputFile), o.output_file, "Write the results document (JSON) to this file");
+  app.add_option(cli_names(BenchFlag::Prom), o.prom_file,
                  "Write a Prometheus textfile (node_exporter textfile collector) of the run's busbw and time to "
                  "this file at the end (rank 0, atomically)");
-  app.add_option("--backend", f.backend,
+  app.add_option(cli_names(BenchFlag::Backend), f.backend,
                  "mpi | nccl | sim | auto (default auto: nccl when built and a GPU is usable, else mpi; sim only "
                  "when asked)");
-  app.add_option("--coll", f.colls,
+  app.add_option(cli_names(BenchFlag::Coll), f.colls,
                  "Collectives, comma separated: " + collective_names(" ") + ", or all (default all_reduce)");
-  app.add_option("--label", o.label, "Free text stored in the results document");
-  app.add_option("--placement", f.placement, "in | out | both (default both): in-place, out-of-place or both");
-  app.add_option("--split", f.split_mode,
+  app.add_option(cli_names(BenchFlag::Label), o.label, "Free text stored in the results document");
+  app.add_option(cli_names(BenchFlag::Placement), f.placement,
+                 "in | out | both (default both): in-place, out-of-place or both");
+  app.add_option(cli_names(BenchFlag::Split), f.split_mode,
                  "Concurrent groups, one communicator each: rail (same node-local index across nodes), node, "
                  "mod:K (rank % K), nodes:0+3,1+2 (groups of nodes; the others sit out), none");
-  app.add_option("--ranks-per-node", f.rpn, "Ranks [kK, (k+1)K) form node k (default: from the launcher)");
-  app.add_option("--device", f.device, "nccl: GPU index for this rank (default: node-local rank)");
-  app.add_option("-g,--ngpus", f.gpus,
+  app.add_option(cli_names(BenchFlag::RanksPerNode), f.rpn,
+                 "Ranks [kK, (k+1)K) form node k (default: from the launcher)");
+  app.add_option(cli_names(BenchFlag::Device), f.device, "nccl: GPU index for this rank (default: node-local rank)");
+  app.add_option(cli_names(BenchFlag::NGpus), f.gpus,
                  "nccl: GPUs driven by each process (ranks = processes x N; the mpi backend takes only 1)");
-  app.add_option("-G,--cudagraph", f.graphs,
+  app.add_option(cli_names(BenchFlag::CudaGraph), f.graphs,
                  "nccl: capture the -n launches of each size in a CUDA graph and replay it this many times (0 = off)");
-  app.add_flag("--observe,!--no-observe", o.observe,
+  app.add_flag(cli_names(BenchFlag::Observe), o.observe,
                "nccl: record what NCCL did (NICs, PXN, GDR) from its INFO log; sim: what the simulated NCCL did "
                "(default on)");
-  app.add_flag("--nonblocking", o.nonblocking,
+  app.add_flag(cli_names(BenchFlag::Nonblocking), o.nonblocking,
                "nccl: non-blocking communicators (every call returns at once and is polled; each ncclGroupEnd then "
                "costs a thread, which shows in small-message times). Default: blocking, as nccl-tests");
-  app.add_option("--inject-stall", f.stall,
+  app.add_option(cli_names(BenchFlag::InjectStall), f.stall,
                  "Fire drill: this rank skips its first timed collective and stops there (needs -T)");
-  app.add_option("--inject-delay-us", f.delays,
+  app.add_option(cli_names(BenchFlag::InjectDelayUs), f.delays,
                  "Fire drill RANK:US: that rank sleeps US microseconds before each timed collective (repeatable)");
-  app.add_option("--sim-cluster", o.sim_cluster,
+  app.add_option(cli_names(BenchFlag::SimCluster), o.sim_cluster,
                  "sim: the cluster file (YAML or JSON, sim/README.md) whose every GPU is simulated as one rank in "
                  "this process, without mpirun; every figure is simulated");
-  app.add_option("--fidelity", f.fidelity,
+  app.add_option(cli_names(BenchFlag::Fidelity), f.fidelity,
                  "sim: packet (ns-3 packet level, iteration i with seed + i) | flow (max-min fair flows, "
                  "deterministic: simulated once per size); default packet");
-  app.add_option("--sim-set", o.sim_sets, "sim: override one cluster key, key.path=value (YAML value; repeatable)");
-  app.add_flag("--version", f.version, "Print the version and the backends compiled in");
+  app.add_option(cli_names(BenchFlag::SimSet), o.sim_sets,
+                 "sim: override one cluster key, key.path=value (YAML value; repeatable)");
+  app.add_flag(cli_names(BenchFlag::Version), f.version, "Print the version and the backends compiled in");
+}
+
+/// railkit-bench's CLI: every flag of core's bench_flags(), read into `f` and `o`, and the footer.
+void define_cli(CLI::App& app, RawFlags& f, BenchOptions& o) {
+  app.set_help_flag(cli_names(BenchFlag::Help), "Print this help and exit");
+  app.footer("Exit codes: 0 done; 1 internal error; 2 CUDA; 3 NCCL; 4 timeout (-T); 5 not available here (a backend not "
+             "built or not usable: nccl without a GPU, sim without ns-3); 6 usage (a bad flag, value or input file, "
+             "e.g. a --sim-cluster file or a sim flag without --backend sim; one line names it); 7 wrong values in a "
+             "data check; 8 MPI; 9 I/O.\n--backend sim --sim-cluster C.yaml [--fidelity packet|flow] [--sim-set k=v]: "
+             "no mpirun; NCCL_* settings come from the environment (those not modelled are named as inert); -c is "
+             "off and every figure is labelled simulated.");
+  add_size_and_timing_flags(app, f, o);
+  add_run_flags(app, f, o);
 }
 
 constexpr long long kMaxInt = 1'000'000'000;
@@ -280,16 +312,8 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text) {
   CLI::App app{"railkit-bench: collective benchmark (nccl-tests flags), one process per rank under mpirun/srun "
                "(--backend sim: one process simulating every rank of a cluster file)",
                "railkit-bench"};
-  app.set_help_flag("-h,--help", "Print this help and exit");
-  app.footer("Exit codes: 0 done; 1 internal error; 2 CUDA; 3 NCCL; 4 timeout (-T); 5 not available here (a backend not "
-             "built or not usable: nccl without a GPU, sim without ns-3); 6 usage (a bad flag, value or input file, "
-             "e.g. a --sim-cluster file or a sim flag without --backend sim; one line names it); 7 wrong values in a "
-             "data check; 8 MPI; 9 I/O.\n--backend sim --sim-cluster C.yaml [--fidelity packet|flow] [--sim-set k=v]: "
-             "no mpirun; NCCL_* settings come from the environment (those not modelled are named as inert); -c is "
-             "off and every figure is labelled simulated.");
   RawFlags f;
-  add_size_and_timing_flags(app, f, o);
-  add_run_flags(app, f, o);
+  define_cli(app, f, o);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -336,6 +360,21 @@ void validate(const BenchOptions& o, int nranks) {
         throw UsageError("--inject-delay-us '" + std::to_string(d.rank) + ":" + std::to_string(d.delay_us) + "': only " +
                          std::to_string(nranks) + " ranks");
   }
+}
+
+std::vector<CliFlag> cli_flags() {
+  CLI::App app{"", "railkit-bench"};
+  RawFlags f;
+  BenchOptions o;
+  define_cli(app, f, o);
+  std::vector<CliFlag> out;
+  for (const CLI::Option* opt : app.get_options()) {
+    CliFlag c{opt->get_snames(), {}, opt->get_fnames(), opt->get_expected_min() != 0};
+    for (const std::string& n : opt->get_lnames())
+      if (std::find(c.negations.begin(), c.negations.end(), n) == c.negations.end()) c.long_names.push_back(n);
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 }  // namespace railkit::bench

@@ -81,6 +81,16 @@ ParsedCli parse_cli(int argc, const char* const* argv, std::string& help_text);
 /// later (its GPUs are the ranks). Throws UsageError.
 void validate(const BenchOptions& o, int nranks);
 
+/// One flag as railkit-bench's CLI11 parser defines it (names without their dashes).
+struct CliFlag {
+  std::vector<std::string> short_names, long_names;
+  std::vector<std::string> negations;  ///< the names that turn a switch off ("no-observe")
+  bool takes_value = false;
+};
+/// Every flag of the parser parse_cli uses, in definition order: for the test that holds them to
+/// core's bench_flags(), from which parse_cli builds them.
+std::vector<CliFlag> cli_flags();
+
 /// Name of -a's mode: rank0|avg|min|max.
 std::string_view average_name(Average a);
 std::string_view placement_name(Placement p);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/atomic_file.hpp"
+#include "core/bench_flags.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/results.hpp"
@@ -18,18 +19,16 @@ namespace railkit::launch {
 namespace fs = std::filesystem;
 
 bool sets_flag(const std::vector<std::string>& args, std::initializer_list<std::string_view> names) {
-  for (const auto& a : args)
+  for (std::size_t i = 0; i < args.size(); ++i)
     for (auto n : names)
-      if (a == n || (a.size() > n.size() && a.compare(0, n.size(), n) == 0 &&
-                     (a[n.size()] == '=' || (n.size() == 2 && n[1] != '-'))))
-        return true;
+      if (match_flag_spelling(args, i, n, true)) return true;
   return false;
 }
 
 void check_bench_args(const std::vector<std::string>& bench_args, std::string_view command) {
-  if (sets_flag(bench_args, {"-J", "--output_file"}))
-    throw UsageError(fmt::format("bench arguments: -J/--output_file is set by railkit {} (one results document per launch)",
-                                 command));
+  if (sets_bench_flag(bench_args, BenchFlag::OutputFile))
+    throw UsageError(fmt::format("bench arguments: {} is set by railkit {} (one results document per launch)",
+                                 bench_flag_names(BenchFlag::OutputFile), command));
 }
 
 std::vector<std::string> bench_argv(const LauncherOptions& l, const BenchConfig& c, const std::string& bench,
@@ -37,19 +36,17 @@ std::vector<std::string> bench_argv(const LauncherOptions& l, const BenchConfig&
   std::vector<std::string> program{bench};
   program.insert(program.end(), bench_args.begin(), bench_args.end());
   program.insert(program.end(), c.args.begin(), c.args.end());
-  if (!sets_flag(bench_args, {"--label"}) && !sets_flag(c.args, {"--label"})) program.insert(program.end(), {"--label", c.name});
-  program.insert(program.end(), {"-J", results_path});
+  if (!sets_bench_flag(bench_args, BenchFlag::Label) && !sets_bench_flag(c.args, BenchFlag::Label)) {
+    const auto label = bench_flag_args(BenchFlag::Label, c.name);
+    program.insert(program.end(), label.begin(), label.end());
+  }
+  const auto output = bench_flag_args(BenchFlag::OutputFile, results_path);
+  program.insert(program.end(), output.begin(), output.end());
   return world_argv(l, c.env, program);
 }
 
 std::string backend_arg(const std::vector<std::string>& bench_args) {
-  std::string value;
-  for (size_t i = 0; i < bench_args.size(); ++i) {
-    const std::string& a = bench_args[i];
-    if (a == "--backend" && i + 1 < bench_args.size()) value = bench_args[++i];
-    else if (a.rfind("--backend=", 0) == 0) value = a.substr(10);
-  }
-  return value;
+  return last_bench_flag_value(bench_args, BenchFlag::Backend).value_or("");
 }
 
 bool single_host(const LauncherOptions& l) {

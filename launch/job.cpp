@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/bench_flags.hpp"
 #include "core/error.hpp"
 #include "core/quote.hpp"
 #include "core/strings.hpp"
@@ -182,7 +183,7 @@ std::string backend(const JobSpec& spec) { return spec.gpus_per_node > 0 ? "nccl
 
 /// What railkit job adds to the bench arguments: the backend its GPUs call for.
 std::vector<std::string> bench_args_with_backend(const JobSpec& spec) {
-  std::vector<std::string> a{"--backend", backend(spec)};
+  std::vector<std::string> a = bench_flag_args(BenchFlag::Backend, backend(spec));
   a.insert(a.end(), spec.bench_args.begin(), spec.bench_args.end());
   return a;
 }
@@ -224,22 +225,23 @@ bool is_dns1123_label(std::string_view s) {
 
 void check_job_bench_args(const JobSpec& spec) {
   struct Reserved {
-    std::initializer_list<std::string_view> names;
+    BenchFlag flag;
     const char* why;
     bool accept_only;
   };
-  static const std::array<Reserved, 6> reserved{{
-      {{"-J", "--output_file"}, "the job writes its results document in its results directory", false},
-      {{"--backend"}, "the job runs nccl with GPUs, mpi with --gpus-per-node 0", false},
-      {{"--split"}, "railkit accept sets each stage's split", true},
-      {{"--ranks-per-node"}, "railkit accept takes the ranks per node from the job", true},
-      {{"--label"}, "railkit accept labels each stage's results", true},
-      {{"-N", "--run_cycles"}, "railkit accept judges one cycle", true},
+  static constexpr std::array<Reserved, 6> reserved{{
+      {BenchFlag::OutputFile, "the job writes its results document in its results directory", false},
+      {BenchFlag::Backend, "the job runs nccl with GPUs, mpi with --gpus-per-node 0", false},
+      {BenchFlag::Split, "railkit accept sets each stage's split", true},
+      {BenchFlag::RanksPerNode, "railkit accept takes the ranks per node from the job", true},
+      {BenchFlag::Label, "railkit accept labels each stage's results", true},
+      {BenchFlag::RunCycles, "railkit accept judges one cycle", true},
   }};
   for (const Reserved& r : reserved) {
     if (r.accept_only && !spec.accept) continue;
-    if (sets_flag(spec.bench_args, r.names))
-      throw UsageError(fmt::format("bench arguments: {} is set by railkit job ({})", join(r.names, "/"), r.why));
+    if (sets_bench_flag(spec.bench_args, r.flag))
+      throw UsageError(
+          fmt::format("bench arguments: {} is set by railkit job ({})", bench_flag_names(r.flag), r.why));
   }
   if (spec.accept)
     for (const auto& a : spec.bench_args)
@@ -364,8 +366,9 @@ std::string sbatch_script(const JobSpec& spec) {
   if (!spec.profile.empty())
     s += fmt::format("  {} profile exec {} -- \\\n", shell_word(spec.railkit), shell_word(spec.profile));
   s += "  " + shell_word(spec.bench) + " " + shell_words(args);
-  if (!sets_flag(spec.bench_args, {"--label"})) s += " --label \"${SLURM_JOB_NAME}-${SLURM_JOB_ID}\"";
-  s += " -J \"$results/bench.json\"\n";
+  if (!sets_bench_flag(spec.bench_args, BenchFlag::Label))
+    s += fmt::format(" {} \"${{SLURM_JOB_NAME}}-${{SLURM_JOB_ID}}\"", bench_flag_name(BenchFlag::Label));
+  s += fmt::format(" {} \"$results/bench.json\"\n", bench_flag_name(BenchFlag::OutputFile));
   return s;
 }
 

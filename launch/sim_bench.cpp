@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/atomic_file.hpp"
+#include "core/bench_flags.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "core/strings.hpp"
@@ -18,17 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// Every value of option `name` in `args` (`--name value`, `--name=value`), in order.
-std::vector<std::string> values_of(const std::vector<std::string>& args, std::string_view name) {
-  std::vector<std::string> out;
-  const std::string eq = std::string(name) + "=";
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == name && i + 1 < args.size()) out.push_back(args[++i]);
-    else if (args[i].rfind(eq, 0) == 0) out.push_back(args[i].substr(eq.size()));
-  }
-  return out;
-}
-
 std::optional<std::uint64_t> seed_value(const std::string& text, const std::string& where) {
   const auto v = to_int(text);
   if (!v || *v < 0) throw UsageError(fmt::format("{}: seed={}: expected a non-negative integer", where, printable(text)));
@@ -41,8 +31,7 @@ bool is_sim(const std::vector<std::string>& bench_args) { return backend_arg(ben
 
 LauncherOptions launcher_for_bench(LauncherOptions l, bool kind_given, const std::vector<std::string>& bench_args) {
   if (!is_sim(bench_args)) {
-    const auto backend = values_of(bench_args, "--backend");
-    l.bind_cores = l.kind == LauncherKind::Srun && !backend.empty() && backend.back() == "mpi";
+    l.bind_cores = l.kind == LauncherKind::Srun && backend_arg(bench_args) == "mpi";
     return l;
   }
   constexpr const char* why = "--backend sim runs one railkit-bench process that simulates every rank of its --sim-cluster file";
@@ -58,25 +47,18 @@ LauncherOptions launcher_for_bench(LauncherOptions l, bool kind_given, const std
 
 SimBenchArgs sim_bench_args(const std::vector<std::string>& bench_args) {
   SimBenchArgs a;
-  if (const auto c = values_of(bench_args, "--sim-cluster"); !c.empty()) a.cluster = c.back();
-  if (const auto f = values_of(bench_args, "--fidelity"); !f.empty()) a.fidelity = f.back();
-  a.sets = values_of(bench_args, "--sim-set");
+  a.cluster = last_bench_flag_value(bench_args, BenchFlag::SimCluster).value_or("");
+  a.fidelity = last_bench_flag_value(bench_args, BenchFlag::Fidelity).value_or("");
+  a.sets = bench_flag_values(bench_args, BenchFlag::SimSet);
   for (const auto& s : a.sets)
     if (s.rfind("seed=", 0) == 0) a.seed = seed_value(s.substr(5), "bench arguments: --sim-set");
   return a;
 }
 
 std::vector<std::string> with_absolute_sim_cluster(std::vector<std::string> bench_args) {
-  const auto abs = [](const std::string& p) { return p.empty() ? p : fs::absolute(p).lexically_normal().string(); };
-  const std::string eq = "--sim-cluster=";
-  for (std::size_t i = 0; i < bench_args.size(); ++i) {
-    if (bench_args[i] == "--sim-cluster" && i + 1 < bench_args.size()) {
-      bench_args[i + 1] = abs(bench_args[i + 1]);
-      ++i;
-    } else if (bench_args[i].rfind(eq, 0) == 0) {
-      bench_args[i] = eq + abs(bench_args[i].substr(eq.size()));
-    }
-  }
+  edit_bench_flag_values(bench_args, BenchFlag::SimCluster, [](const std::string& p) {
+    return p.empty() ? p : fs::absolute(p).lexically_normal().string();
+  });
   return bench_args;
 }
 
@@ -89,12 +71,18 @@ std::string sim_key(const std::string& tunable_name) {
 std::vector<std::string> sim_set_args(const std::map<std::string, std::string>& dcqcn,
                                       const std::map<std::string, std::string>& switch_settings) {
   std::vector<std::string> out;
-  for (const auto& [k, v] : dcqcn) out.insert(out.end(), {"--sim-set", "nic.dcqcn." + k + "=" + v});
-  for (const auto& [k, v] : switch_settings) out.insert(out.end(), {"--sim-set", sim_key(k) + "=" + v});
+  const auto add = [&](std::string set) {
+    const auto a = bench_flag_args(BenchFlag::SimSet, std::move(set));
+    out.insert(out.end(), a.begin(), a.end());
+  };
+  for (const auto& [k, v] : dcqcn) add("nic.dcqcn." + k + "=" + v);
+  for (const auto& [k, v] : switch_settings) add(sim_key(k) + "=" + v);
   return out;
 }
 
-std::vector<std::string> sim_seed_args(std::uint64_t seed) { return {"--sim-set", fmt::format("seed={}", seed)}; }
+std::vector<std::string> sim_seed_args(std::uint64_t seed) {
+  return bench_flag_args(BenchFlag::SimSet, fmt::format("seed={}", seed));
+}
 
 std::uint64_t sim_replica_seed(std::uint64_t base, int replica) {
   return base + kSimReplicaSeedStride * static_cast<std::uint64_t>(replica < 0 ? 0 : replica);

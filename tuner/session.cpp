@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/bench_flags.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/launch.hpp"
@@ -99,7 +100,7 @@ Session::Launched Session::launch(const std::string& base, const std::string& la
   launch::BenchConfig c;
   c.name = label;
   c.env = s.env;
-  c.args = {"-n", std::to_string(iters)};
+  c.args = bench_flag_args(BenchFlag::Iters, std::to_string(iters));
   launch::LaunchContext ctx = ctx_;
   if (o_.sim) {  // DCQCN and switch settings go to the simulated fabric, after the bench arguments' own
     const auto sets = launch::sim_set_args(s.dcqcn, s.switch_settings);
@@ -109,8 +110,9 @@ Session::Launched Session::launch(const std::string& base, const std::string& la
       c.args.insert(c.args.end(), seed.begin(), seed.end());
     }
   } else if (validation) {  // data checks on (the simulator moves no data)
-    (void)take_option(ctx.bench_args, {"-c", "--check"});
-    c.args.insert(c.args.end(), {"-c", "1"});
+    (void)take_bench_flag(ctx.bench_args, BenchFlag::Check);
+    const auto check = bench_flag_args(BenchFlag::Check, "1");
+    c.args.insert(c.args.end(), check.begin(), check.end());
   }
   std::function<void(double)> tick;
   if (progress_.tty && !progress_.quiet)

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/atomic_file.hpp"
+#include "core/bench_flags.hpp"
 #include "core/clock.hpp"
 #include "core/collectives.hpp"
 #include "core/error.hpp"
@@ -108,42 +109,10 @@ std::string inert_refusal(const std::vector<std::string>& knobs, const std::stri
                      reach ? reach_text(*reach) : std::string("?"), how);
 }
 
-std::optional<std::string> take_option(std::vector<std::string>& args, std::initializer_list<std::string_view> names) {
-  std::optional<std::string> value;
-  std::vector<std::string> kept;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    bool matched = false;
-    for (auto n : names) {
-      if (a == n) {
-        if (i + 1 >= args.size()) throw UsageError(std::string(n) + ": missing value in the bench arguments");
-        value = args[++i];
-        matched = true;
-        break;
-      }
-      if (n.size() == 2 && a.size() > 2 && a.rfind(n, 0) == 0 && a[1] != '-') {  // -n5, as CLI11 reads it
-        value = a.substr(2);
-        matched = true;
-        break;
-      }
-      const std::string eq = std::string(n) + "=";
-      if (n.size() > 2 && a.rfind(eq, 0) == 0) {  // --iters=20
-        value = a.substr(eq.size());
-        matched = true;
-        break;
-      }
-    }
-    if (!matched) kept.push_back(a);
-  }
-  args = std::move(kept);
-  return value;
-}
-
 std::optional<int> take_iters(std::vector<std::string>& bench_args) {
-  for (const auto& a : bench_args)
-    if (a.rfind("-J", 0) == 0 || a == "--output_file" || a.rfind("--output_file=", 0) == 0)
-      throw UsageError("bench arguments: " + a + " is set by railkit tune itself");
-  const auto v = take_option(bench_args, {"-n", "--iters"});
+  if (const auto j = find_bench_flag(bench_args, BenchFlag::OutputFile); !j.empty())
+    throw UsageError("bench arguments: " + bench_args[j.front().index] + " is set by railkit tune itself");
+  const auto v = take_bench_flag(bench_args, BenchFlag::Iters);
   if (!v) return std::nullopt;
   const auto n = to_int(*v);
   if (!n || *n > std::numeric_limits<int>::max()) throw UsageError("bench arguments: -n " + *v + ": not an integer");
@@ -153,7 +122,7 @@ std::optional<int> take_iters(std::vector<std::string>& bench_args) {
 
 std::vector<std::string> bench_collectives(const std::vector<std::string>& bench_args) {
   std::vector<std::string> args = bench_args;
-  const auto v = take_option(args, {"--coll"});
+  const auto v = take_bench_flag(args, BenchFlag::Coll);
   if (!v) return {"all_reduce"};
   std::vector<std::string> out;
   for (const auto& c : split_nonempty(*v, ',')) {

@@ -7,12 +7,10 @@
 // Documented in tuner/README.md.
 #include <cstdint>
 #include <filesystem>
-#include <initializer_list>
 #include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/profile.hpp"
@@ -120,11 +118,6 @@ std::string switch_refusal(const std::string& space, const std::vector<std::stri
 
 /// The one line that refuses knobs that cannot reach `backend` (known by `how`).
 std::string inert_refusal(const std::vector<std::string>& knobs, const std::string& backend, const std::string& how);
-
-/// Removes every occurrence of an option (and its value) from args: `-n 5`, `-n5` (a short
-/// name, as CLI11 reads it), `--iters 5`, `--iters=5`; returns the last value (nullopt when
-/// absent). Throws UsageError for a name without its value.
-std::optional<std::string> take_option(std::vector<std::string>& args, std::initializer_list<std::string_view> names);
 
 /// Removes -n/--iters (and its value) from bench arguments and returns it (nullopt when absent).
 /// Throws UsageError for a malformed value or -J/--output_file (the tuner sets it).

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "bench/options.hpp"
+#include "core/bench_flags.hpp"
 #include "core/collectives.hpp"
 #include "core/error.hpp"
 
@@ -204,4 +206,24 @@ TEST(Options, HelpAndErrorsNameEveryCollectiveOfCoresTable) {
   EXPECT_TRUE(parse_cli(2, argv, help).exit_now);
   EXPECT_NE(help.find(railkit::collective_names(" ") + ", or all"), std::string::npos) << help;
   expect_usage({"--coll", "nope"}, "unknown collective (" + railkit::collective_names(" ") + " all)");
+}
+
+TEST(Options, Cli11FlagsAreCoreBenchFlagsTable) {
+  // The control plane finds and edits railkit-bench's flags over core's table (launch, tuner,
+  // accept): a flag CLI11 spells otherwise, or reads as a switch where the table has an option,
+  // would be misread there.
+  const std::vector<CliFlag> cli = cli_flags();
+  ASSERT_EQ(cli.size(), railkit::bench_flags().size());
+  const auto bare = [](std::string_view n) {
+    if (n.empty()) return std::vector<std::string>{};
+    return std::vector<std::string>{std::string(n.substr(n[1] == '-' ? 2 : 1))};  // CLI11 keeps names bare
+  };
+  for (const railkit::BenchFlagSpec& s : railkit::bench_flags()) {
+    const auto c =
+        std::find_if(cli.begin(), cli.end(), [&](const CliFlag& x) { return x.long_names == bare(s.long_name); });
+    ASSERT_NE(c, cli.end()) << s.long_name << " is in core's table but not railkit-bench's CLI";
+    EXPECT_EQ(c->short_names, bare(s.short_name)) << s.long_name;
+    EXPECT_EQ(c->negations, bare(s.negation)) << s.long_name;
+    EXPECT_EQ(c->takes_value, s.takes_value) << s.long_name;
+  }
 }
