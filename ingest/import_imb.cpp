@@ -56,163 +56,229 @@ struct Section {
   std::vector<ResultRecord> rows;
 };
 
+/// What the file's header lines say (IMB prints them once, before the first section); every
+/// section's document takes them as they stand when the section closes.
+struct ImbHeader {
+  std::string version, date, command, dtype, dtype_red, mpi_op;
+};
+
+/// MPI_Op names as railkit redops; "" for those railkit has none for.
+std::string redop_of_mpi(std::string_view v) {
+  static constexpr std::pair<std::string_view, std::string_view> kOps[] = {
+      {"MPI_SUM", "sum"}, {"MPI_PROD", "prod"}, {"MPI_MIN", "min"}, {"MPI_MAX", "max"}};
+  std::string op;
+  for (const auto& [k, name] : kOps)
+    if (v == k) op = name;
+  return op;
+}
+
+/// The "# Key : value" header lines kept, and how each value is read.
+struct HeaderKey {
+  std::string_view key;
+  std::string ImbHeader::*field;
+  std::string (*read)(std::string_view);
+};
+constexpr HeaderKey kHeaderKeys[] = {
+    {"Date", &ImbHeader::date, [](std::string_view v) { return std::string(v); }},
+    {"MPI_Datatype for reductions", &ImbHeader::dtype_red, dtype_of_mpi},
+    {"MPI_Datatype", &ImbHeader::dtype, dtype_of_mpi},
+    {"MPI_Op", &ImbHeader::mpi_op, redop_of_mpi}};
+
+/// Reads IMB-MPI1's output line by line: one Section per "# Benchmarking", one document each.
+struct ImbImport {
+  ImbImport(std::string_view t, const std::string& f, const ImportOptions& opts, const std::vector<std::string_view>& ls)
+      : text(t), file(f), o(opts), lines(ls) {}
+
+  std::string_view text;
+  const std::string& file;
+  const ImportOptions& o;
+  const std::vector<std::string_view>& lines;
+  ImportResult out;
+  ImbHeader head;
+  std::optional<Section> sec;
+
+  void read_line(std::size_t i);
+  bool header_line(std::size_t i);
+  void row_line(const std::vector<std::string>& tok, std::size_t ln);
+  void close(std::size_t last);
+  ResultsDocument section_document(std::size_t last) const;
+  void add_rows(ResultsDocument& d);
+};
+
+void ImbImport::close(std::size_t last) {
+  if (!sec) return;
+  if (!sec->known) {
+    out.notes.push_back(file + ":" + std::to_string(sec->line) + ": IMB " + sec->bench + " skipped: railkit has no collective for it");
+  } else if (sec->columns.empty() || sec->rows.empty()) {
+    fail(file, last, "IMB " + sec->bench + " section (line " + std::to_string(sec->line) + ") has no table rows (a truncated log?)");
+  } else {
+    ResultsDocument d = section_document(last);
+    add_rows(d);
+    const std::string stem = stem_of(file);
+    const std::string name = stem + "." + slug(sec->bench) + (sec->nranks > 0 ? ".np" + std::to_string(sec->nranks) : "");
+    d.run.label = !o.label.empty() ? o.label : name;
+    out.docs.push_back(ImportedDocument{name, std::move(d)});
+  }
+  sec.reset();
+}
+
+/// The section's document with its run keys and no results yet.
+ResultsDocument ImbImport::section_document(std::size_t last) const {
+  ResultsDocument d = new_document(ImportSource::Imb, file, text, "IMB-MPI1 text");
+  d.run.timing_method = "barrier_separated";
+  d.run.imported["benchmark"] = sec->bench;
+  d.run.imported["first_line"] = sec->line;
+  d.run.imported["last_line"] = last;
+  if (!head.version.empty()) d.run.imported["tool_version"] = head.version;
+  if (!head.date.empty()) d.run.imported["date_local"] = head.date;
+  if (!head.command.empty()) {
+    d.run.command = head.command;
+    known(d, "command");
+  }
+  if (sec->nranks > 0) {
+    d.run.nranks = sec->nranks;
+    known(d, "nranks");
+  }
+  const bool has_avg = std::find(sec->columns.begin(), sec->columns.end(), "t_avg[usec]") != sec->columns.end();
+  if (has_avg) {
+    d.run.average = "avg";  // IMB's t_avg: the mean over processes of each one's time
+    known(d, "average");
+  }
+  return d;
+}
+
+/// The section's rows into `d`, with dtype, redop, root and the derived bandwidths.
+void ImbImport::add_rows(ResultsDocument& d) {
+  const std::string& dt = sec->known->reduction ? head.dtype_red : head.dtype;
+  double sum = 0;
+  int with_busbw = 0;
+  for (auto& r : sec->rows) {
+    if (!dt.empty()) {
+      r.dtype = dt;
+      r.absent.erase("dtype");
+    }
+    if (sec->known->reduction && !head.mpi_op.empty()) {
+      r.redop = head.mpi_op;
+      r.absent.erase("redop");
+    } else if (!sec->known->reduction) {
+      r.redop = "none";
+      r.absent.erase("redop");
+    }
+    if (!find_collective(r.op)->has_root) {
+      r.root = -1;
+      r.absent.erase("root");
+    }
+    derive_bandwidth(d, r, sec->nranks);
+    if (!r.absent.count("busbw_GBps")) {
+      sum += r.busbw_GBps;
+      ++with_busbw;
+    }
+    d.results.push_back(std::move(r));
+  }
+  if (with_busbw == static_cast<int>(d.results.size())) {
+    d.summary.avg_busbw_GBps = sum / with_busbw;
+    known(d, "summary.avg_busbw_GBps");
+    d.run.imported["derived"].push_back("summary.avg_busbw_GBps");
+  }
+}
+
+/// The file's header lines (version, "# Key : value", the calling sequence); true when line i is one.
+bool ImbImport::header_line(std::size_t i) {
+  const std::string_view line = lines[i];
+  if (const auto p = line.find("Intel(R) MPI Benchmarks "); p != std::string_view::npos && line.rfind("#", 0) == 0) {
+    const auto tok = split_ws(line.substr(p + 24));
+    if (!tok.empty()) head.version = tok[0].back() == ',' ? tok[0].substr(0, tok[0].size() - 1) : tok[0];
+    return true;
+  }
+  for (const auto& k : kHeaderKeys)
+    if (auto v = header_value(line, k.key)) {
+      head.*k.field = k.read(*v);
+      return true;
+    }
+  if (line.rfind("# Calling sequence was:", 0) == 0) {
+    for (std::size_t k = i + 1; k < lines.size() && k < i + 4; ++k) {
+      const std::string_view c = trim(lines[k]);
+      if (c.size() > 2 && c.rfind("# ", 0) == 0) {
+        head.command = std::string(trim(c.substr(2)));
+        break;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+void ImbImport::read_line(std::size_t i) {
+  const std::size_t ln = i + 1;
+  const std::string_view line = lines[i];
+  if (header_line(i)) return;
+  if (line.rfind("# Benchmarking ", 0) == 0) {
+    close(ln - 1);
+    sec.emplace();
+    sec->bench = std::string(trim(line.substr(15)));
+    sec->known = find_bench(sec->bench);
+    sec->line = ln;
+    return;
+  }
+  if (!sec) return;
+  if (line.rfind("# #processes = ", 0) == 0) {
+    sec->nranks = static_cast<int>(std::min<std::uint64_t>(whole(trim(line.substr(15)), file, ln, "#processes"), 1u << 30));
+    return;
+  }
+  const auto tok = split_ws(line);
+  if (tok.empty()) {
+    if (!sec->rows.empty()) close(ln - 1);
+    return;
+  }
+  if (tok[0] == "#bytes") {
+    sec->columns = tok;
+    sec->header_line = ln;
+    return;
+  }
+  if (line.rfind("#", 0) == 0) {
+    if (!sec->rows.empty()) close(ln - 1);
+    return;
+  }
+  if (sec->columns.empty() || !sec->known) return;
+  row_line(tok, ln);
+}
+
+void ImbImport::row_line(const std::vector<std::string>& tok, std::size_t ln) {
+  if (tok.size() != sec->columns.size())
+    fail(file, ln, "an IMB " + sec->bench + " row with " + std::to_string(tok.size()) + " columns, the header (line " +
+                       std::to_string(sec->header_line) + ") has " + std::to_string(sec->columns.size()) + ": a truncated line?");
+  std::optional<std::uint64_t> bytes;
+  std::optional<double> t_avg, t_min, t_max;
+  std::optional<int> reps;
+  for (std::size_t c = 0; c < tok.size(); ++c) {
+    const std::string& col = sec->columns[c];
+    if (col == "#bytes") bytes = whole(tok[c], file, ln, "#bytes");
+    else if (col == "#repetitions") reps = static_cast<int>(std::min<std::uint64_t>(whole(tok[c], file, ln, "#repetitions"), 1u << 30));
+    else if (col == "t_avg[usec]" || col == "t[usec]") t_avg = number(tok[c], file, ln, col);
+    else if (col == "t_min[usec]") t_min = number(tok[c], file, ln, col);
+    else if (col == "t_max[usec]") t_max = number(tok[c], file, ln, col);
+    else (void)number(tok[c], file, ln, col);  // Mbytes/sec, defects ...: checked, not kept
+  }
+  if (!bytes || !t_avg) fail(file, ln, "the IMB header has no #bytes or time column");
+  if (sec->known->times_n && sec->nranks <= 0)
+    fail(file, ln, "IMB " + sec->bench + "'s #bytes is one rank's block: railkit's bytes need the '# #processes' line");
+  const std::uint64_t rk_bytes = sec->known->times_n ? *bytes * static_cast<std::uint64_t>(sec->nranks) : *bytes;
+  ResultRecord r = new_record(std::string(sec->known->op), rk_bytes, false, *t_avg, ln);
+  r.observed["source_bytes"] = *bytes;
+  set_iters_and_rank_spread(r, reps, t_min, t_max);
+  sec->rows.push_back(std::move(r));
+}
+
 }  // namespace
 
 ImportResult import_imb(std::string_view text, const std::string& file, const ImportOptions& o) {
   const auto lines = lines_of(text);
-  ImportResult out;
-  std::string version, date, command, dtype, dtype_red, mpi_op;
-  std::optional<Section> sec;
-  auto close = [&](std::size_t last) {
-    if (!sec) return;
-    if (!sec->known) {
-      out.notes.push_back(file + ":" + std::to_string(sec->line) + ": IMB " + sec->bench + " skipped: railkit has no collective for it");
-    } else if (sec->columns.empty() || sec->rows.empty()) {
-      fail(file, last, "IMB " + sec->bench + " section (line " + std::to_string(sec->line) + ") has no table rows (a truncated log?)");
-    } else {
-      ResultsDocument d = new_document(ImportSource::Imb, file, text, "IMB-MPI1 text");
-      d.run.timing_method = "barrier_separated";
-      d.run.imported["benchmark"] = sec->bench;
-      d.run.imported["first_line"] = sec->line;
-      d.run.imported["last_line"] = last;
-      if (!version.empty()) d.run.imported["tool_version"] = version;
-      if (!date.empty()) d.run.imported["date_local"] = date;
-      if (!command.empty()) {
-        d.run.command = command;
-        known(d, "command");
-      }
-      if (sec->nranks > 0) {
-        d.run.nranks = sec->nranks;
-        known(d, "nranks");
-      }
-      const bool has_avg = std::find(sec->columns.begin(), sec->columns.end(), "t_avg[usec]") != sec->columns.end();
-      if (has_avg) {
-        d.run.average = "avg";  // IMB's t_avg: the mean over processes of each one's time
-        known(d, "average");
-      }
-      const std::string& dt = sec->known->reduction ? dtype_red : dtype;
-      double sum = 0;
-      int with_busbw = 0;
-      for (auto& r : sec->rows) {
-        if (!dt.empty()) {
-          r.dtype = dt;
-          r.absent.erase("dtype");
-        }
-        if (sec->known->reduction && !mpi_op.empty()) {
-          r.redop = mpi_op;
-          r.absent.erase("redop");
-        } else if (!sec->known->reduction) {
-          r.redop = "none";
-          r.absent.erase("redop");
-        }
-        if (!find_collective(r.op)->has_root) {
-          r.root = -1;
-          r.absent.erase("root");
-        }
-        derive_bandwidth(d, r, sec->nranks);
-        if (!r.absent.count("busbw_GBps")) {
-          sum += r.busbw_GBps;
-          ++with_busbw;
-        }
-        d.results.push_back(std::move(r));
-      }
-      if (with_busbw == static_cast<int>(d.results.size())) {
-        d.summary.avg_busbw_GBps = sum / with_busbw;
-        known(d, "summary.avg_busbw_GBps");
-        d.run.imported["derived"].push_back("summary.avg_busbw_GBps");
-      }
-      const std::string stem = stem_of(file);
-      const std::string name = stem + "." + slug(sec->bench) + (sec->nranks > 0 ? ".np" + std::to_string(sec->nranks) : "");
-      d.run.label = !o.label.empty() ? o.label : name;
-      out.docs.push_back(ImportedDocument{name, std::move(d)});
-    }
-    sec.reset();
-  };
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::size_t ln = i + 1;
-    const std::string_view line = lines[i];
-    if (const auto p = line.find("Intel(R) MPI Benchmarks "); p != std::string_view::npos && line.rfind("#", 0) == 0) {
-      const auto tok = split_ws(line.substr(p + 24));
-      if (!tok.empty()) version = tok[0].back() == ',' ? tok[0].substr(0, tok[0].size() - 1) : tok[0];
-      continue;
-    }
-    if (auto v = header_value(line, "Date")) { date = *v; continue; }
-    if (auto v = header_value(line, "MPI_Datatype for reductions")) { dtype_red = dtype_of_mpi(*v); continue; }
-    if (auto v = header_value(line, "MPI_Datatype")) { dtype = dtype_of_mpi(*v); continue; }
-    if (auto v = header_value(line, "MPI_Op")) {
-      static const std::pair<std::string_view, std::string_view> kOps[] = {
-          {"MPI_SUM", "sum"}, {"MPI_PROD", "prod"}, {"MPI_MIN", "min"}, {"MPI_MAX", "max"}};
-      mpi_op.clear();
-      for (const auto& [k, op] : kOps)
-        if (*v == k) mpi_op = op;
-      continue;
-    }
-    if (line.rfind("# Calling sequence was:", 0) == 0) {
-      for (std::size_t k = i + 1; k < lines.size() && k < i + 4; ++k) {
-        const std::string_view c = trim(lines[k]);
-        if (c.size() > 2 && c.rfind("# ", 0) == 0) {
-          command = std::string(trim(c.substr(2)));
-          break;
-        }
-      }
-      continue;
-    }
-    if (line.rfind("# Benchmarking ", 0) == 0) {
-      close(ln - 1);
-      sec.emplace();
-      sec->bench = std::string(trim(line.substr(15)));
-      sec->known = find_bench(sec->bench);
-      sec->line = ln;
-      continue;
-    }
-    if (!sec) continue;
-    if (line.rfind("# #processes = ", 0) == 0) {
-      sec->nranks = static_cast<int>(std::min<std::uint64_t>(whole(trim(line.substr(15)), file, ln, "#processes"), 1u << 30));
-      continue;
-    }
-    const auto tok = split_ws(line);
-    if (tok.empty()) {
-      if (!sec->rows.empty()) close(ln - 1);
-      continue;
-    }
-    if (tok[0] == "#bytes") {
-      sec->columns = tok;
-      sec->header_line = ln;
-      continue;
-    }
-    if (line.rfind("#", 0) == 0) {
-      if (!sec->rows.empty()) close(ln - 1);
-      continue;
-    }
-    if (sec->columns.empty() || !sec->known) continue;
-    if (tok.size() != sec->columns.size())
-      fail(file, ln, "an IMB " + sec->bench + " row with " + std::to_string(tok.size()) + " columns, the header (line " +
-                         std::to_string(sec->header_line) + ") has " + std::to_string(sec->columns.size()) + ": a truncated line?");
-    std::optional<std::uint64_t> bytes;
-    std::optional<double> t_avg, t_min, t_max;
-    std::optional<int> reps;
-    for (std::size_t c = 0; c < tok.size(); ++c) {
-      const std::string& col = sec->columns[c];
-      if (col == "#bytes") bytes = whole(tok[c], file, ln, "#bytes");
-      else if (col == "#repetitions") reps = static_cast<int>(std::min<std::uint64_t>(whole(tok[c], file, ln, "#repetitions"), 1u << 30));
-      else if (col == "t_avg[usec]" || col == "t[usec]") t_avg = number(tok[c], file, ln, col);
-      else if (col == "t_min[usec]") t_min = number(tok[c], file, ln, col);
-      else if (col == "t_max[usec]") t_max = number(tok[c], file, ln, col);
-      else (void)number(tok[c], file, ln, col);  // Mbytes/sec, defects ...: checked, not kept
-    }
-    if (!bytes || !t_avg) fail(file, ln, "the IMB header has no #bytes or time column");
-    if (sec->known->times_n && sec->nranks <= 0)
-      fail(file, ln, "IMB " + sec->bench + "'s #bytes is one rank's block: railkit's bytes need the '# #processes' line");
-    const std::uint64_t rk_bytes = sec->known->times_n ? *bytes * static_cast<std::uint64_t>(sec->nranks) : *bytes;
-    ResultRecord r = new_record(std::string(sec->known->op), rk_bytes, false, *t_avg, ln);
-    r.observed["source_bytes"] = *bytes;
-    set_iters_and_rank_spread(r, reps, t_min, t_max);
-    sec->rows.push_back(std::move(r));
-  }
-  close(lines.size());
-  if (out.docs.empty() && out.notes.empty())
+  ImbImport imb(text, file, o, lines);
+  for (std::size_t i = 0; i < lines.size(); ++i) imb.read_line(i);
+  imb.close(lines.size());
+  if (imb.out.docs.empty() && imb.out.notes.empty())
     fail(file, lines.size() ? lines.size() : 1, "no IMB-MPI1 '# Benchmarking' section with a table in the file");
-  return out;
+  return std::move(imb.out);
 }
 
 }  // namespace railkit::ingest

@@ -47,105 +47,119 @@ std::vector<std::string> header_columns(std::string_view line) {
   return cols;
 }
 
-}  // namespace
+/// Reads one OSU test's output line by line into one document.
+struct OsuImport {
+  OsuImport(const std::string& f, const ImportOptions& opts, ResultsDocument doc) : file(f), o(opts), d(std::move(doc)) {}
 
-ImportResult import_osu(std::string_view text, const std::string& file, const ImportOptions& o) {
-  const auto lines = lines_of(text);
-  ResultsDocument d = new_document(ImportSource::Osu, file, text, "OSU text");
-  d.run.timing_method = "barrier_separated";
+  const std::string& file;
+  const ImportOptions& o;
+  ResultsDocument d;
   const OsuTest* test = nullptr;
   std::string dtype;
   std::vector<std::string> columns;
   std::size_t header_line = 0, title_line = 0;
-  int nranks = o.nranks;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::size_t ln = i + 1;
-    const std::string_view line = lines[i];
-    if (line.rfind("# OSU MPI", 0) == 0) {
-      if (test) fail(file, ln, "a second OSU header (line " + std::to_string(title_line) + " started the first): one test per file");
-      // "# OSU MPI Allreduce Latency Test v7.3", "# OSU MPI-CUDA Bandwidth Test v5.6.3"
-      std::string_view rest = line.substr(9);
-      if (!rest.empty() && rest.front() == '-') rest.remove_prefix(rest.find(' ') == std::string_view::npos ? rest.size() : rest.find(' '));
-      rest = trim(rest);
-      const auto test_at = rest.rfind(" Test");
-      if (test_at == std::string_view::npos) fail(file, ln, "an OSU header without ' Test vX.Y'");
-      const std::string title(trim(rest.substr(0, test_at)));
-      const std::string_view ver = trim(rest.substr(test_at + 5));
-      for (const auto& t : kTests)
-        if (t.title == title) test = &t;
-      if (!test) fail(file, ln, "OSU '" + printable(title) + "' has no railkit collective (known: allreduce, reduce, reduce_scatter, bcast, allgather, alltoall, latency, bw)");
-      d.run.imported["benchmark"] = title;
-      if (!ver.empty() && ver.front() == 'v') d.run.imported["tool_version"] = std::string(ver.substr(1));
-      title_line = ln;
-      if (test->nranks) nranks = test->nranks;
-      continue;
-    }
-    if (line.rfind("# Datatype: ", 0) == 0) {
-      std::string v(trim(line.substr(12)));
-      if (!v.empty() && v.back() == '.') v.pop_back();
-      dtype = dtype_of_mpi(v);
-      continue;
-    }
-    if (line.rfind("# Size", 0) == 0) {
-      if (!test) fail(file, ln, "a '# Size' header before the '# OSU MPI ... Test' line");
-      columns = header_columns(line);
-      header_line = ln;
-      continue;
-    }
-    const auto tok = split_ws(line);
-    if (tok.empty() || line.rfind("#", 0) == 0 || columns.empty() || !to_int(tok[0])) continue;
-    if (tok.size() != columns.size())
-      fail(file, ln, "an OSU row with " + std::to_string(tok.size()) + " columns, the header (line " + std::to_string(header_line) +
-                         ") has " + std::to_string(columns.size()) + ": a truncated line?");
-    const std::uint64_t size = whole(tok[0], file, ln, "Size");
-    std::optional<double> avg, lo, hi, mbps;
-    std::optional<int> iters;
-    for (std::size_t c = 1; c < tok.size(); ++c) {
-      const std::string& col = columns[c];
-      if (col == "Avg Latency(us)" || col == "Latency (us)") avg = number(tok[c], file, ln, col);
-      else if (col == "Min Latency(us)") lo = number(tok[c], file, ln, col);
-      else if (col == "Max Latency(us)") hi = number(tok[c], file, ln, col);
-      else if (col == "Bandwidth (MB/s)") mbps = number(tok[c], file, ln, col);
-      else if (col == "Iterations") iters = static_cast<int>(std::min<std::uint64_t>(whole(tok[c], file, ln, col), 1u << 30));
-      else (void)number(tok[c], file, ln, col);
-    }
-    if (test->times_n && nranks <= 0)
-      fail(file, ln, "OSU " + std::string(test->title) + "'s Size is one rank's block and OSU prints no rank count: pass --nranks");
-    const std::uint64_t bytes = test->times_n ? size * static_cast<std::uint64_t>(nranks) : size;
-    ResultRecord r;
-    if (mbps) {
-      // osu_bw: MB/s (1e6 B/s) as printed is algbw; the time per message is derived from it.
-      r = new_record(std::string(test->op), bytes, false, *mbps > 0 ? static_cast<double>(size) / *mbps : 0.0, ln);
-      r.algbw_GBps = *mbps / 1000.0;
-      r.busbw_GBps = r.algbw_GBps;
-      r.absent.erase("algbw_GBps");
-      r.absent.erase("busbw_GBps");
-      json& derived = d.run.imported["derived"];
-      if (!derived.is_array()) derived = json::array({"time_us.avg"});
-    } else if (avg) {
-      r = new_record(std::string(test->op), bytes, false, *avg, ln);
-      derive_bandwidth(d, r, nranks);
-    } else {
-      fail(file, ln, "the OSU header (line " + std::to_string(header_line) + ") has no latency or bandwidth column");
-    }
-    r.observed["source_bytes"] = size;
-    if (!dtype.empty()) {
-      r.dtype = dtype;
-      r.absent.erase("dtype");
-    }
-    if (!test->reduction) {
-      r.redop = "none";
-      r.absent.erase("redop");
-    }
-    if (!find_collective(r.op)->has_root) {
-      r.root = -1;
-      r.absent.erase("root");
-    }
-    set_iters_and_rank_spread(r, iters, lo, hi);
-    d.results.push_back(std::move(r));
+  int nranks = 0;
+
+  void read_line(std::string_view line, std::size_t ln);
+  void title(std::string_view line, std::size_t ln);
+  void row_line(const std::vector<std::string>& tok, std::size_t ln);
+  void finish(std::size_t nlines);
+};
+
+void OsuImport::read_line(std::string_view line, std::size_t ln) {
+  if (line.rfind("# OSU MPI", 0) == 0) return title(line, ln);
+  if (line.rfind("# Datatype: ", 0) == 0) {
+    std::string v(trim(line.substr(12)));
+    if (!v.empty() && v.back() == '.') v.pop_back();
+    dtype = dtype_of_mpi(v);
+    return;
   }
+  if (line.rfind("# Size", 0) == 0) {
+    if (!test) fail(file, ln, "a '# Size' header before the '# OSU MPI ... Test' line");
+    columns = header_columns(line);
+    header_line = ln;
+    return;
+  }
+  const auto tok = split_ws(line);
+  if (tok.empty() || line.rfind("#", 0) == 0 || columns.empty() || !to_int(tok[0])) return;
+  row_line(tok, ln);
+}
+
+void OsuImport::title(std::string_view line, std::size_t ln) {
+  if (test) fail(file, ln, "a second OSU header (line " + std::to_string(title_line) + " started the first): one test per file");
+  // "# OSU MPI Allreduce Latency Test v7.3", "# OSU MPI-CUDA Bandwidth Test v5.6.3"
+  std::string_view rest = line.substr(9);
+  if (!rest.empty() && rest.front() == '-') rest.remove_prefix(rest.find(' ') == std::string_view::npos ? rest.size() : rest.find(' '));
+  rest = trim(rest);
+  const auto test_at = rest.rfind(" Test");
+  if (test_at == std::string_view::npos) fail(file, ln, "an OSU header without ' Test vX.Y'");
+  const std::string name(trim(rest.substr(0, test_at)));
+  const std::string_view ver = trim(rest.substr(test_at + 5));
+  for (const auto& t : kTests)
+    if (t.title == name) test = &t;
+  if (!test) fail(file, ln, "OSU '" + printable(name) + "' has no railkit collective (known: allreduce, reduce, reduce_scatter, bcast, allgather, alltoall, latency, bw)");
+  d.run.imported["benchmark"] = name;
+  if (!ver.empty() && ver.front() == 'v') d.run.imported["tool_version"] = std::string(ver.substr(1));
+  title_line = ln;
+  if (test->nranks) nranks = test->nranks;
+}
+
+void OsuImport::row_line(const std::vector<std::string>& tok, std::size_t ln) {
+  if (tok.size() != columns.size())
+    fail(file, ln, "an OSU row with " + std::to_string(tok.size()) + " columns, the header (line " + std::to_string(header_line) +
+                       ") has " + std::to_string(columns.size()) + ": a truncated line?");
+  const std::uint64_t size = whole(tok[0], file, ln, "Size");
+  std::optional<double> avg, lo, hi, mbps;
+  std::optional<int> iters;
+  for (std::size_t c = 1; c < tok.size(); ++c) {
+    const std::string& col = columns[c];
+    if (col == "Avg Latency(us)" || col == "Latency (us)") avg = number(tok[c], file, ln, col);
+    else if (col == "Min Latency(us)") lo = number(tok[c], file, ln, col);
+    else if (col == "Max Latency(us)") hi = number(tok[c], file, ln, col);
+    else if (col == "Bandwidth (MB/s)") mbps = number(tok[c], file, ln, col);
+    else if (col == "Iterations") iters = static_cast<int>(std::min<std::uint64_t>(whole(tok[c], file, ln, col), 1u << 30));
+    else (void)number(tok[c], file, ln, col);
+  }
+  if (test->times_n && nranks <= 0)
+    fail(file, ln, "OSU " + std::string(test->title) + "'s Size is one rank's block and OSU prints no rank count: pass --nranks");
+  const std::uint64_t bytes = test->times_n ? size * static_cast<std::uint64_t>(nranks) : size;
+  ResultRecord r;
+  if (mbps) {
+    // osu_bw: MB/s (1e6 B/s) as printed is algbw; the time per message is derived from it.
+    r = new_record(std::string(test->op), bytes, false, *mbps > 0 ? static_cast<double>(size) / *mbps : 0.0, ln);
+    r.algbw_GBps = *mbps / 1000.0;
+    r.busbw_GBps = r.algbw_GBps;
+    r.absent.erase("algbw_GBps");
+    r.absent.erase("busbw_GBps");
+    json& derived = d.run.imported["derived"];
+    if (!derived.is_array()) derived = json::array({"time_us.avg"});
+  } else if (avg) {
+    r = new_record(std::string(test->op), bytes, false, *avg, ln);
+    derive_bandwidth(d, r, nranks);
+  } else {
+    fail(file, ln, "the OSU header (line " + std::to_string(header_line) + ") has no latency or bandwidth column");
+  }
+  r.observed["source_bytes"] = size;
+  if (!dtype.empty()) {
+    r.dtype = dtype;
+    r.absent.erase("dtype");
+  }
+  if (!test->reduction) {
+    r.redop = "none";
+    r.absent.erase("redop");
+  }
+  if (!find_collective(r.op)->has_root) {
+    r.root = -1;
+    r.absent.erase("root");
+  }
+  set_iters_and_rank_spread(r, iters, lo, hi);
+  d.results.push_back(std::move(r));
+}
+
+/// After the last line: refusals of a file without a test or rows, then the run keys and summary.
+void OsuImport::finish(std::size_t nlines) {
   if (!test) fail(file, 1, "no '# OSU MPI ... Test' header");
-  if (d.results.empty()) fail(file, lines.size() ? lines.size() : 1, "no OSU rows after the '# Size' header (a truncated log?)");
+  if (d.results.empty()) fail(file, nlines ? nlines : 1, "no OSU rows after the '# Size' header (a truncated log?)");
   if (nranks > 0) {
     d.run.nranks = nranks;
     known(d, "nranks");
@@ -166,10 +180,21 @@ ImportResult import_osu(std::string_view text, const std::string& file, const Im
     known(d, "summary.avg_busbw_GBps");
     if (d.run.imported["derived"].is_array()) d.run.imported["derived"].push_back("summary.avg_busbw_GBps");
   }
+}
+
+}  // namespace
+
+ImportResult import_osu(std::string_view text, const std::string& file, const ImportOptions& o) {
+  const auto lines = lines_of(text);
+  OsuImport osu(file, o, new_document(ImportSource::Osu, file, text, "OSU text"));
+  osu.d.run.timing_method = "barrier_separated";
+  osu.nranks = o.nranks;
+  for (std::size_t i = 0; i < lines.size(); ++i) osu.read_line(lines[i], i + 1);
+  osu.finish(lines.size());
   ImportResult out;
   const std::string stem = stem_of(file);
-  d.run.label = !o.label.empty() ? o.label : stem;
-  out.docs.push_back(ImportedDocument{stem, std::move(d)});
+  osu.d.run.label = !o.label.empty() ? o.label : stem;
+  out.docs.push_back(ImportedDocument{stem, std::move(osu.d)});
   return out;
 }
 
