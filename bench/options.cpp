@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <span>
 #include <CLI/CLI.hpp>
 
 #include "core/bench_flags.hpp"
@@ -82,14 +83,21 @@ void add_size_and_timing_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
                "timed whole). Not with -G or --backend sim");
 }
 
+/// kBackendNames' names, in order.
+std::vector<std::string_view> backend_names() {
+  std::vector<std::string_view> out;
+  for (const auto& b : kBackendNames) out.push_back(b.name);
+  return out;
+}
+
 void add_run_flags(CLI::App& app, RawFlags& f, BenchOptions& o) {
   app.add_option(cli_names(BenchFlag::OutputFile), o.output_file, "Write the results document (JSON) to this file");
   app.add_option(cli_names(BenchFlag::Prom), o.prom_file,
                  "Write a Prometheus textfile (node_exporter textfile collector) of the run's busbw and time to "
                  "this file at the end (rank 0, atomically)");
   app.add_option(cli_names(BenchFlag::Backend), f.backend,
-                 "mpi | nccl | sim | auto (default auto: nccl when built and a GPU is usable, else mpi; sim only "
-                 "when asked)");
+                 join(backend_names(), " | ") +
+                     " (default auto: nccl when built and a GPU is usable, else mpi; sim only when asked)");
   app.add_option(cli_names(BenchFlag::Coll), f.colls,
                  "Collectives, comma separated: " + collective_names(" ") + ", or all (default all_reduce)");
   app.add_option(cli_names(BenchFlag::Label), o.label, "Free text stored in the results document");
@@ -181,11 +189,14 @@ void interpret_names(const RawFlags& f, BenchOptions& o) {
     o.redop = *x;
   }
   if (!f.backend.empty()) {
-    if (f.backend == "mpi") o.backend = BackendChoice::Mpi;
-    else if (f.backend == "nccl") o.backend = BackendChoice::Nccl;
-    else if (f.backend == "sim") o.backend = BackendChoice::Sim;
-    else if (f.backend == "auto") o.backend = BackendChoice::Auto;
-    else throw UsageError(quoted("--backend", f.backend) + ": expected mpi, nccl, sim or auto");
+    const auto it = std::find_if(std::begin(kBackendNames), std::end(kBackendNames),
+                                 [&](const BackendName& b) { return b.name == f.backend; });
+    if (it == std::end(kBackendNames)) {
+      const auto names = backend_names();
+      throw UsageError(quoted("--backend", f.backend) + ": expected " +
+                       join(std::span(names).first(names.size() - 1), ", ") + " or " + std::string(names.back()));
+    }
+    o.backend = it->choice;
   }
   if (!f.placement.empty()) {
     if (f.placement == "out") o.placement = Placement::Out;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/split.hpp"
@@ -13,6 +14,15 @@ namespace railkit::bench {
 enum class Placement { Out, In, Both };
 enum class Average { Rank0 = 0, Avg = 1, Min = 2, Max = 3 };
 enum class BackendChoice { Auto, Mpi, Nccl, Sim };
+
+/// --backend's names, in the order help and errors list them (bench/backends.cpp has each
+/// backend's entry under the same name).
+struct BackendName {
+  std::string_view name;
+  BackendChoice choice;
+};
+inline constexpr BackendName kBackendNames[] = {
+    {"mpi", BackendChoice::Mpi}, {"nccl", BackendChoice::Nccl}, {"sim", BackendChoice::Sim}, {"auto", BackendChoice::Auto}};
 
 /// --inject-delay-us RANK:US
 struct InjectDelay {

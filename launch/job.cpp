@@ -385,39 +385,38 @@ Yaml k8s_object(const char* api_version, const char* kind, const std::string& na
   return o;
 }
 
-}  // namespace
+/// The MPIJob's envFrom: the ConfigMap of the profile's environment.
+Yaml env_from(const JobSpec& spec) {
+  Yaml l = Yaml::list();
+  Yaml ref;
+  ref.add("configMapRef").add("name", Yaml::s(spec.configmap_name));
+  l.seq.push_back(std::move(ref));
+  return l;
+}
 
-std::string mpijob_manifest(const JobSpec& spec) {
-  validate(spec);
-  const std::string name = job_name(spec);
-  const int rpn = ranks_per_node(spec);
+Yaml mount(std::string vol, std::string path) {
+  Yaml m;
+  m.add("name", Yaml::s(std::move(vol)));
+  m.add("mountPath", Yaml::s(std::move(path)));
+  return m;
+}
+
+/// Where the results go: the PersistentVolumeClaim when given, else an emptyDir per pod.
+Yaml results_volume(const JobSpec& spec) {
+  Yaml v;
+  v.add("name", Yaml::s("results"));
+  if (spec.results_pvc.empty())
+    v.add("emptyDir");
+  else
+    v.add("persistentVolumeClaim").add("claimName", Yaml::s(spec.results_pvc));
+  return v;
+}
+
+/// The launcher's command: mpirun (or railkit accept, which runs mpirun) over the workers in
+/// /etc/mpi/hostfile.
+std::vector<std::string> launcher_command(const JobSpec& spec, const std::string& name, int rpn,
+                                          const std::vector<std::string>& args) {
   const std::string results = std::string(kResultsMount);
-  const std::vector<std::string> args = bench_args_with_backend(spec);
-
-  const auto env_from = [&] {
-    Yaml l = Yaml::list();
-    Yaml ref;
-    ref.add("configMapRef").add("name", Yaml::s(spec.configmap_name));
-    l.seq.push_back(std::move(ref));
-    return l;
-  };
-  const auto mount = [](std::string vol, std::string path) {
-    Yaml m;
-    m.add("name", Yaml::s(std::move(vol)));
-    m.add("mountPath", Yaml::s(std::move(path)));
-    return m;
-  };
-  const auto results_volume = [&] {
-    Yaml v;
-    v.add("name", Yaml::s("results"));
-    if (spec.results_pvc.empty())
-      v.add("emptyDir");
-    else
-      v.add("persistentVolumeClaim").add("claimName", Yaml::s(spec.results_pvc));
-    return v;
-  };
-
-  // The launcher: mpirun (or railkit accept, which runs mpirun) over the workers in /etc/mpi/hostfile.
   std::vector<std::string> command;
   if (spec.accept) {
     command = {spec.railkit, "accept", "--launcher", "mpirun", "--hostfile", "/etc/mpi/hostfile", "--ppn",
@@ -435,12 +434,18 @@ std::string mpijob_manifest(const JobSpec& spec) {
     if (!sets_flag(spec.bench_args, {"--label"})) command.insert(command.end(), {"--label", name});
     command.insert(command.end(), {"-J", results + "/" + name + ".json"});
   }
+  return command;
+}
 
+/// The Launcher replica: one pod running `command`, the results and (with a profile) the profile
+/// document mounted.
+Yaml launcher_replica(const JobSpec& spec, const std::vector<std::string>& command, const std::string& doc_configmap) {
+  const std::string results = std::string(kResultsMount);
   Yaml launcher_container;
   launcher_container.add("name", Yaml::s("launcher"));
   launcher_container.add("image", Yaml::s(spec.image));
   launcher_container.add("command", Yaml::strings(command));
-  if (!spec.configmap_yaml.empty()) launcher_container.add("envFrom", env_from());
+  if (!spec.configmap_yaml.empty()) launcher_container.add("envFrom", env_from(spec));
   Yaml& launcher_mounts = launcher_container.add("volumeMounts", Yaml::list({mount("results", results)}));
   if (!spec.profile_json.empty()) launcher_mounts.seq.push_back(mount("profile", std::string(kProfileMount)));
 
@@ -449,21 +454,24 @@ std::string mpijob_manifest(const JobSpec& spec) {
   launcher.add("restartPolicy", Yaml::s("OnFailure"));
   Yaml& lspec = launcher.add("template").add("spec");
   lspec.add("containers", Yaml::list({launcher_container}));
-  Yaml& launcher_volumes = lspec.add("volumes", Yaml::list({results_volume()}));
-  const std::string doc_configmap = spec.configmap_name + "-doc";
+  Yaml& launcher_volumes = lspec.add("volumes", Yaml::list({results_volume(spec)}));
   if (!spec.profile_json.empty()) {
     Yaml v;
     v.add("name", Yaml::s("profile"));
     v.add("configMap").add("name", Yaml::s(doc_configmap));
     launcher_volumes.seq.push_back(std::move(v));
   }
+  return launcher;
+}
 
-  // The workers: sshd, the GPUs, the RDMA resource and the secondary network.
+/// The Worker replicas: sshd, the GPUs, the RDMA resource and the secondary network.
+Yaml worker_replica(const JobSpec& spec) {
+  const std::string results = std::string(kResultsMount);
   Yaml worker_container;
   worker_container.add("name", Yaml::s("worker"));
   worker_container.add("image", Yaml::s(spec.image));
   worker_container.add("command", Yaml::strings({"/usr/sbin/sshd", "-De"}));
-  if (!spec.configmap_yaml.empty()) worker_container.add("envFrom", env_from());
+  if (!spec.configmap_yaml.empty()) worker_container.add("envFrom", env_from(spec));
   Yaml limits;
   if (spec.gpus_per_node > 0) limits.add("nvidia.com/gpu", Yaml::i(spec.gpus_per_node));
   if (spec.rdma_resource != "none") limits.add(spec.rdma_resource, Yaml::i(1));
@@ -483,7 +491,20 @@ std::string mpijob_manifest(const JobSpec& spec) {
     wtemplate.add("metadata").add("annotations").add("k8s.v1.cni.cncf.io/networks", Yaml::s(spec.network));
   Yaml& wspec = wtemplate.add("spec");
   wspec.add("containers", Yaml::list({worker_container}));
-  wspec.add("volumes", Yaml::list({dshm, results_volume()}));
+  wspec.add("volumes", Yaml::list({dshm, results_volume(spec)}));
+  return worker;
+}
+
+}  // namespace
+
+std::string mpijob_manifest(const JobSpec& spec) {
+  validate(spec);
+  const std::string name = job_name(spec);
+  const int rpn = ranks_per_node(spec);
+  const std::string results = std::string(kResultsMount);
+  const std::string doc_configmap = spec.configmap_name + "-doc";
+  Yaml launcher = launcher_replica(spec, launcher_command(spec, name, rpn, bench_args_with_backend(spec)), doc_configmap);
+  Yaml worker = worker_replica(spec);
 
   Yaml job = k8s_object("kubeflow.org/v2beta1", "MPIJob", name);
   Yaml& jspec = job.add("spec");

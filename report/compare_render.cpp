@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <ostream>
 #include <sstream>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -408,12 +409,22 @@ struct Renderer {
 };
 constexpr Renderer kRenderers[] = {{"table", render_table}, {"markdown", render_markdown}, {"csv", render_csv}};
 
+constexpr bool renderers_match_names() {
+  if (std::size(kRenderers) != std::size(kCompareFormats)) return false;
+  for (std::size_t i = 0; i < std::size(kRenderers); ++i)
+    if (kRenderers[i].format != kCompareFormats[i]) return false;
+  return true;
+}
+static_assert(renderers_match_names(), "kCompareFormats names kRenderers' formats, in order");
+
 }  // namespace
 
 std::string render_comparison(const Comparison& c, std::string_view format) {
   for (const auto& r : kRenderers)
     if (r.format == format) return r.render(c);
-  throw UsageError("--format " + std::string(format) + ": expected table, markdown or csv");
+  throw UsageError("--format " + std::string(format) + ": expected " +
+                   join(std::span(kCompareFormats).first(std::size(kCompareFormats) - 1), ", ") + " or " +
+                   std::string(kCompareFormats[std::size(kCompareFormats) - 1]));
 }
 
 std::string config_tag(std::size_t i) { return fmt::format("[{}]", i + 1); }

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "apps/railkit/subcommands.hpp"
+#include "core/strings.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
 
@@ -15,7 +16,7 @@ std::function<int()> setup_report(CLI::App& app) {
   app.add_option("inputs", o->inputs, "results documents (railkit-bench -J) or `railkit sweep --out` directories (with --html also a tune or "
                  "accept output directory)")
       ->required();
-  app.add_option("--format", o->format, "table | markdown | csv")
+  app.add_option("--format", o->format, join(report::kCompareFormats, " | "))
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(report::kCompareFormats), std::end(report::kCompareFormats))))
       ->capture_default_str();
   app.add_option("--baseline", o->baseline,

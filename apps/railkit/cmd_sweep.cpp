@@ -203,7 +203,7 @@ std::function<int()> setup_sweep(CLI::App& app) {
   app.add_option("--seed", cli->seed, "seed of the round order (default: a fresh one, recorded in sweep.json)");
   app.add_flag("--allow-inert", cli->allow_inert,
                "measure knobs that cannot reach the backend that runs (NCCL_* on mpi ...); marked inert, never a winner");
-  app.add_option("--format", cli->format, "comparison format: table | markdown | csv")
+  app.add_option("--format", cli->format, "comparison format: " + join(report::kCompareFormats, " | "))
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(report::kCompareFormats), std::end(report::kCompareFormats))))
       ->capture_default_str();
   app.add_option("--metric", cli->metric, "what the comparison shows: busbw | algbw | time | p50 | p99")
