@@ -55,6 +55,8 @@ std::string ratio_text(const CompareCell& cell) {
   return fmt::format("{:.3f} [{:.3g}, {:.3g}]", *cell.ratio, cell.interval->lo, cell.interval->hi);
 }
 
+}  // namespace
+
 std::string verdict_text(const CompareRow& row) {
   switch (row.verdict) {
     case RowVerdict::Winner: return config_tag(*row.winner);
@@ -66,6 +68,8 @@ std::string verdict_text(const CompareRow& row) {
   }
   return "-";
 }
+
+namespace {
 
 std::string range_text(const WinnerRange& w) {
   std::string s = w.from_bytes == w.to_bytes ? format_bytes(w.from_bytes)
@@ -419,12 +423,15 @@ static_assert(renderers_match_names(), "kCompareFormats names kRenderers' format
 
 }  // namespace
 
+std::string compare_format_names() {
+  constexpr std::size_t n = std::size(kCompareFormats);
+  return join(std::span(kCompareFormats).first(n - 1), ", ") + " or " + std::string(kCompareFormats[n - 1]);
+}
+
 std::string render_comparison(const Comparison& c, std::string_view format) {
   for (const auto& r : kRenderers)
     if (r.format == format) return r.render(c);
-  throw UsageError("--format " + std::string(format) + ": expected " +
-                   join(std::span(kCompareFormats).first(std::size(kCompareFormats) - 1), ", ") + " or " +
-                   std::string(kCompareFormats[std::size(kCompareFormats) - 1]));
+  throw UsageError("--format " + std::string(format) + ": expected " + compare_format_names());
 }
 
 std::string config_tag(std::size_t i) { return fmt::format("[{}]", i + 1); }

@@ -16,6 +16,11 @@ using sweep::Comparison;
 /// Renderers. Formats: "table" (console), "markdown", "csv" (one line per size, group and configuration).
 inline constexpr std::string_view kCompareFormats[] = {"table", "markdown", "csv"};
 std::string render_comparison(const Comparison& c, std::string_view format);
+/// What the tables say of a row: the winner's tag, "no significant difference", "baseline better",
+/// "no interval", "inert" or "-".
+std::string verdict_text(const sweep::CompareRow& row);
+/// kCompareFormats for messages: "table, markdown or csv".
+std::string compare_format_names();
 
 /// The tag configuration `i` (0-based) is shown under in every rendering: "[i+1]".
 std::string config_tag(std::size_t i);

@@ -21,15 +21,8 @@ const ResultsDocument* first_doc(const CompareInput& in) {
 }
 
 std::string verdict_name(const Comparison& c, const CompareRow& row) {
-  switch (row.verdict) {
-    case RowVerdict::Winner: return "winner " + config_tag(*row.winner) + " " + c.inputs[*row.winner].name;
-    case RowVerdict::NoSignificantDifference: return "no significant difference";
-    case RowVerdict::BaselineBetter: return "baseline better";
-    case RowVerdict::NoInterval: return "no interval";
-    case RowVerdict::Inert: return "inert";
-    case RowVerdict::None: return "-";
-  }
-  return "-";
+  if (row.verdict == RowVerdict::Winner) return "winner " + config_tag(*row.winner) + " " + c.inputs[*row.winner].name;
+  return verdict_text(row);
 }
 
 /// What the verdicts table says of a range of sizes.

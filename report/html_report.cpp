@@ -168,13 +168,7 @@ int run_html_report(const ReportOptions& o, char* const* envp, std::ostream& out
   const HtmlMeta meta = make_meta(o, envp);
   std::string html;
   if (kind == HtmlInputKind::Results) {
-    CompareOptions co;
-    co.metric = parse_metric(o.metric);
-    co.allow_sim_vs_measured = o.allow_sim_vs_measured;
-    std::string sweep_baseline;
-    auto inputs = load_report_inputs(o.inputs, &sweep_baseline, &co.notes);
-    co.baseline = o.baseline.empty() ? sweep_baseline : o.baseline;
-    const Comparison c = compare(std::move(inputs), co);
+    const Comparison c = compare_inputs(o);
     html = render_html_comparison(c, {draw(c, o, envp, std::string(metric_title(c.metric)) + " against size")}, meta);
     if (plot_file_tool) write_plot(c, o.plot, *plot_file_tool, envp);
   } else if (kind == HtmlInputKind::Tune) {

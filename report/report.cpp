@@ -132,19 +132,23 @@ PlotTool prepare_plot(const ReportOptions& o) {
   return t;
 }
 
-int run_report(const ReportOptions& o, char* const* envp, std::ostream& out) {
-  if (o.format != "table" && o.format != "markdown" && o.format != "csv")
-    throw UsageError("--format " + o.format + ": expected table, markdown or csv");
-  std::optional<PlotTool> tool;
-  if (!o.plot.empty()) tool = prepare_plot(o);
-  if (!o.plot_series_file.empty()) check_writable(o.plot_series_file, "--plot-series");
+Comparison compare_inputs(const ReportOptions& o) {
   CompareOptions co;
   co.metric = parse_metric(o.metric);
   co.allow_sim_vs_measured = o.allow_sim_vs_measured;
   std::string sweep_baseline;
   auto inputs = load_report_inputs(o.inputs, &sweep_baseline, &co.notes);
   co.baseline = o.baseline.empty() ? sweep_baseline : o.baseline;
-  const Comparison c = compare(std::move(inputs), co);
+  return compare(std::move(inputs), co);
+}
+
+int run_report(const ReportOptions& o, char* const* envp, std::ostream& out) {
+  if (std::find(std::begin(kCompareFormats), std::end(kCompareFormats), o.format) == std::end(kCompareFormats))
+    throw UsageError("--format " + o.format + ": expected " + compare_format_names());
+  std::optional<PlotTool> tool;
+  if (!o.plot.empty()) tool = prepare_plot(o);
+  if (!o.plot_series_file.empty()) check_writable(o.plot_series_file, "--plot-series");
+  const Comparison c = compare_inputs(o);
   out << render_comparison(c, o.format) << std::flush;
   if (tool || !o.plot_series_file.empty()) {
     const PlotContext ctx = plot_context(o.inputs);

@@ -62,6 +62,10 @@ PlotContext plot_context(const SweepDocument& doc);
 /// an input is a loose document or the sweeps differ.
 PlotContext plot_context(const std::vector<std::string>& inputs);
 
+/// The comparison of `railkit report`'s inputs as its options ask (metric, baseline: the options'
+/// else the sweep's, simulated beside measured). Throws UsageError naming a bad input.
+Comparison compare_inputs(const ReportOptions& o);
+
 /// Runs the command: prints the comparison to `out`, writes the plot. Returns 0.
 int run_report(const ReportOptions& o, char* const* envp, std::ostream& out);
 

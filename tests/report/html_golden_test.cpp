@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "golden.hpp"
+#include "html_inputs.hpp"
 #include "results_util.hpp"
 
 namespace railkit::report::html_golden {  // its own namespace: the tests build as one unity file
@@ -18,42 +20,14 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::string kEvil = "<script>alert('x')</script>&\"<img src=http://evil/x>";
-
-/// Fixed values: no date, user, host or path of the machine that runs the test.
-HtmlMeta meta() {
-  HtmlMeta m;
-  m.generated_at = "2026-01-01T00:00:00Z";
-  m.user = "u<b>";
-  m.host = "h";
-  m.inputs = {"in<1>.json"};
-  return m;
-}
+using html_inputs::kEvil;
+using html_inputs::meta;
 
 /// Compares `got` with golden/NAME (or writes it under RAILKIT_UPDATE_GOLDEN=1); a mismatch names
 /// the file and the first line that differs.
 void expect_golden(const std::string& name, const std::string& got) {
-  const std::string path = std::string(RAILKIT_TESTS_DIR) + "/fixtures/report/golden/" + name;
-  if (const char* u = std::getenv("RAILKIT_UPDATE_GOLDEN"); u && std::string(u) == "1") std::ofstream(path) << got;
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing " << path << " (RAILKIT_UPDATE_GOLDEN=1 writes it)";
-  std::stringstream want;
-  want << in.rdbuf();
-  if (want.str() == got) return;
-  std::istringstream g(got), w(want.str());
-  std::string gl, wl;
-  for (int line = 1;; ++line) {
-    const bool more_g = static_cast<bool>(std::getline(g, gl)), more_w = static_cast<bool>(std::getline(w, wl));
-    if (!more_g && !more_w) {
-      ADD_FAILURE() << path << ": differs only in its last newline";
-      return;
-    }
-    if (more_g != more_w || gl != wl) {
-      ADD_FAILURE() << path << ": first difference at line " << line << "\n  golden: " << (more_w ? wl : "(end)")
-                    << "\n  got:    " << (more_g ? gl : "(end)");
-      return;
-    }
-  }
+  const std::string why = test::golden_mismatch(std::string(RAILKIT_TESTS_DIR) + "/fixtures/report/golden/" + name, got);
+  EXPECT_TRUE(why.empty()) << why;
 }
 
 Comparison two_runs(bool second_simulated) {

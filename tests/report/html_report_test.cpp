@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "html_inputs.hpp"
 #include "results_util.hpp"
 #include "temp_dir.hpp"
 
@@ -22,16 +23,8 @@ std::size_t count(const std::string& s, const std::string& what) {
   return n;
 }
 
-const std::string kEvil = "<script>alert('x')</script>&\"<img src=http://evil/x>";
-
-HtmlMeta meta() {
-  HtmlMeta m;
-  m.generated_at = "2026-01-01T00:00:00Z";
-  m.user = "u<b>";
-  m.host = "h";
-  m.inputs = {"in<1>.json"};
-  return m;
-}
+using html_inputs::kEvil;
+using html_inputs::meta;
 
 /// What every page must be: one inline script (the sorter), no reference to anything outside.
 void expect_self_contained(const std::string& html) {
