@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/prom.hpp"
 #include "core/version.hpp"
 
@@ -234,6 +236,95 @@ ojson to_json(const AcceptReport& r) {
   j["stages"] = r.stages;
   j["commands"] = commands_json(r.commands);
   return j;
+}
+
+// ---------------------------------------------------------------------------- accept.json read back
+
+namespace {
+
+using json = nlohmann::json;
+
+/// The member `key` of `obj`, checked to be an array (or an object): UsageError naming `where` otherwise.
+const json& member_of(const json& obj, std::string_view key, bool array, const std::string& where) {
+  const json& v = json_member(obj, key, where);
+  if (array ? !v.is_array() : !v.is_object())
+    throw UsageError(fmt::format("{}: {} must be {}, not {}", where, key, array ? "an array" : "an object", v.type_name()));
+  return v;
+}
+
+AcceptCheck check_from_json(const json& j, const std::string& where) {
+  json_object(j, where);
+  AcceptCheck c;
+  c.check = field<std::string>(j, "check", where);
+  c.measured = field<std::string>(j, "measured", where);
+  (void)json_member(j, "busbw_GBps", where);  // written always, null when not measured
+  c.busbw_GBps = field_opt<double>(j, "busbw_GBps", where);
+  c.expected = field<std::string>(j, "expected", where);
+  c.rule = field<std::string>(j, "rule", where);
+  const std::string verdict = field<std::string>(j, "verdict", where);
+  const auto v = parse_verdict(verdict);
+  if (!v)
+    throw UsageError(fmt::format("{}: verdict '{}' is not pass, fail, skipped, explained or reported", where, verdict));
+  c.verdict = *v;
+  c.evidence = field<std::string>(j, "evidence", where);
+  return c;
+}
+
+std::vector<AcceptEntity> entities_from_json(const json& doc, std::string_view key, std::string_view source) {
+  std::vector<AcceptEntity> out;
+  const json& list = member_of(doc, key, true, std::string(source));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string where = fmt::format("{}: {}[{}]", source, key, i);
+    json_object(list[i], where);
+    AcceptEntity e{field<std::string>(list[i], "name", where), {}};
+    const json& checks = member_of(list[i], "checks", true, where);
+    for (std::size_t k = 0; k < checks.size(); ++k)
+      e.checks.push_back(check_from_json(checks[k], fmt::format("{}.checks[{}]", where, k)));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<CommandRecord> commands_from_json(const json& doc, std::string_view source) {
+  std::vector<CommandRecord> out;
+  const json& list = member_of(doc, "commands", true, std::string(source));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string where = fmt::format("{}: commands[{}]", source, i);
+    json_object(list[i], where);
+    out.push_back(CommandRecord{field<std::string>(list[i], "stage", where),
+                                field<std::vector<std::string>>(list[i], "argv", where),
+                                field<std::string>(list[i], "result", where), field<double>(list[i], "elapsed_s", where)});
+  }
+  return out;
+}
+
+AcceptDocument read_accept_document(const json& j, std::string_view source) {
+  const std::string top(source);
+  json_object(j, top);
+  const std::string schema = field<std::string>(j, "schema", top);
+  if (schema != kAcceptSchema)
+    throw UsageError(fmt::format("{}: schema '{}' is not {}", top, schema, kAcceptSchema));
+  AcceptDocument d;
+  d.created = field<std::string>(j, "created", top);
+  d.railkit_version = field<std::string>(j, "railkit_version", top);
+  AcceptReport& r = d.report;
+  r.nodes = entities_from_json(j, "nodes", source);
+  r.cluster = entities_from_json(j, "cluster", source);
+  r.notes = field<std::vector<std::string>>(j, "notes", top);
+  r.pairs = member_of(j, "pairs", true, top);
+  r.isolation = member_of(j, "isolation", false, top);
+  r.rdma_pairs = member_of(j, "rdma_pairs", true, top);
+  r.rdma_isolation = member_of(j, "rdma_isolation", false, top);
+  r.rules = member_of(j, "rules", false, top);
+  r.stages = member_of(j, "stages", true, top);
+  r.commands = commands_from_json(j, source);
+  return d;
+}
+
+}  // namespace
+
+AcceptDocument accept_from_json(const nlohmann::json& j, std::string_view source) {
+  return with_json_errors(source, [&] { return read_accept_document(j, source); });
 }
 
 // ---------------------------------------------------------------------------- JUnit, Prometheus, good-hosts

@@ -93,6 +93,22 @@ using railkit::prom_label_value;
 std::string render_accept_table(const AcceptReport& r);
 /// accept.json.
 nlohmann::ordered_json to_json(const AcceptReport& r);
+
+/// accept.json read back (accept_from_json): the report, and what to_json writes beside it.
+struct AcceptDocument {
+  AcceptReport report;
+  std::string created;          ///< when accept.json was written, UTC ISO 8601
+  std::string railkit_version;  ///< the railkit that wrote it
+};
+
+/// Reads accept.json (`railkit.accept/1`) back: everything to_json writes from the report (the
+/// entities and their checks, notes, stages, commands, pairs, isolation, rdma_pairs,
+/// rdma_isolation, rules), created and railkit_version. What to_json derives (verdict,
+/// verdict_reason, counts, each entity's verdict) is not read: the report's methods give it again.
+/// finished_unix_s and emulated are not in the document: they stay 0 and false. A malformed
+/// document is a UsageError of one line naming `source` and the field ("accept.json: nodes[1].checks[0]:
+/// verdict must be a string, not null").
+AcceptDocument accept_from_json(const nlohmann::json& j, std::string_view source);
 /// JUnit XML: one testsuite, one testcase per node (and cluster entity) and check, classname =
 /// node; failed checks carry <failure message="...">, skipped checks <skipped message="..."/>,
 /// reported checks <skipped message="reported: ..."/> (measured but judged by no rule: not a pass).
