@@ -111,7 +111,8 @@ json accept_doc() {
                 {"verdict", verdict}, {"evidence", "e" + kEvil}};
   };
   json a = {{"schema", "railkit.accept/1"}, {"railkit_version", "0.1.0"}, {"created", "2026-01-01T00:00:00Z"},
-            {"verdict", "fail"}, {"verdict_reason", "1 check failed"}, {"counts", {{"fail", 1}, {"pass", 2}}},
+            {"verdict", "fail"}, {"verdict_reason", "1 check failed; 1 reported without a rule; 1 skipped"},
+            {"counts", {{"explained", 0}, {"fail", 1}, {"pass", 2}, {"reported", 1}, {"skipped", 1}}},
             {"notes", json::array({"n" + kEvil})}, {"rules", {{"peer_fraction", 0.25}, {"profile", nullptr}}},
             {"stages", json::array({{{"stage", "node"}, {"status", "ran"}, {"launches", 1}, {"seconds", 1.5}},
                                     {{"stage", "rdma"}, {"status", "skipped"}, {"reason", "no <rdma>"}}})}};
@@ -121,6 +122,8 @@ json accept_doc() {
       {{"name", "bad<host>"}, {"verdict", "fail"},
        {"checks", json::array({check("node.all_reduce", "fail", "peers", 0.1), check("node.rdma", "skipped", "none", nullptr)})}},
   });
+  for (const char* list : {"pairs", "rdma_pairs", "commands"}) a[list] = json::array();
+  for (const char* object : {"isolation", "rdma_isolation"}) a[object] = json::object();
   a["cluster"] = json::array({{{"name", "all"}, {"verdict", "pass"}, {"checks", json::array({check("all.all_reduce", "pass", "profile", nullptr)})}}});
   return a;
 }

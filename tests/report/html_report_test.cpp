@@ -126,7 +126,8 @@ json accept_doc() {
                 {"verdict", verdict}, {"evidence", "e" + kEvil}};
   };
   json a = {{"schema", "railkit.accept/1"}, {"railkit_version", "0.1.0"}, {"created", "2026-01-01T00:00:00Z"},
-            {"verdict", "fail"}, {"verdict_reason", "1 check failed"}, {"counts", {{"fail", 1}, {"pass", 2}}},
+            {"verdict", "fail"}, {"verdict_reason", "1 check failed; 1 reported without a rule"},
+            {"counts", {{"explained", 0}, {"fail", 1}, {"pass", 2}, {"reported", 1}, {"skipped", 0}}},
             {"notes", json::array({"n" + kEvil})}, {"rules", {{"peer_fraction", 0.25}, {"profile", nullptr}}},
             {"stages", json::array({{{"stage", "node"}, {"status", "ran"}, {"launches", 1}, {"seconds", 1.5}}})}};
   a["nodes"] = json::array({
@@ -134,6 +135,8 @@ json accept_doc() {
       {{"name", "quiet"}, {"verdict", "reported"}, {"checks", json::array({check("node.all_reduce", "reported", "none", 1.0)})}},
       {{"name", "bad<host>"}, {"verdict", "fail"}, {"checks", json::array({check("node.all_reduce", "fail", "peers", 0.1)})}},
   });
+  for (const char* list : {"pairs", "rdma_pairs", "commands"}) a[list] = json::array();
+  for (const char* object : {"isolation", "rdma_isolation"}) a[object] = json::object();
   a["cluster"] = json::array({{{"name", "all"}, {"verdict", "pass"}, {"checks", json::array({check("all.all_reduce", "pass", "profile", nullptr)})}}});
   return a;
 }
@@ -149,7 +152,7 @@ TEST(HtmlAccept, FailingNodesFirstWithRules) {
   EXPECT_LT(quiet, good);
   EXPECT_NE(html.find("node.all_reduce (rule peers)"), std::string::npos);
   EXPECT_NE(html.find("reported (no rule judged it: not a pass)"), std::string::npos);
-  EXPECT_NE(html.find("verdict: FAIL (1 check failed)"), std::string::npos);
+  EXPECT_NE(html.find("verdict: FAIL (1 check failed; 1 reported without a rule)"), std::string::npos);
   EXPECT_NE(html.find("id=\"cluster-checks\""), std::string::npos);
   EXPECT_NE(html.find("id=\"rules\""), std::string::npos);
   EXPECT_EQ(count(html, "<img "), 1u) << "the bar chart";
