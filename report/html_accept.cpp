@@ -14,45 +14,61 @@ using json = nlohmann::json;
 
 namespace {
 
+using accept::AcceptCheck;
+using accept::AcceptEntity;
+
 /// The entities (nodes, cluster) of a list, failing first: fail, reported, skipped, explained, pass.
-std::vector<const json*> entities_failing_first(const json& list) {
-  std::vector<const json*> out;
-  if (list.is_array())
-    for (const auto& e : list) out.push_back(&e);
-  std::stable_sort(out.begin(), out.end(), [](const json* a, const json* b) {
-    return verdict_rank(str_of(*a, "verdict")) < verdict_rank(str_of(*b, "verdict"));
+std::vector<const AcceptEntity*> entities_failing_first(const std::vector<AcceptEntity>& list) {
+  std::vector<const AcceptEntity*> out;
+  for (const auto& e : list) out.push_back(&e);
+  std::stable_sort(out.begin(), out.end(), [](const AcceptEntity* a, const AcceptEntity* b) {
+    return verdict_rank(name(a->verdict())) < verdict_rank(name(b->verdict()));
   });
   return out;
 }
 
-std::vector<std::vector<Cell>> check_rows(const std::vector<const json*>& entities) {
+std::vector<std::vector<Cell>> check_rows(const std::vector<const AcceptEntity*>& entities) {
   std::vector<std::vector<Cell>> rows;
-  for (const json* e : entities)
-    for (const auto& c : e->value("checks", json::array())) {
-      const std::string v = str_of(c, "verdict");
-      rows.push_back({Cell{str_of(*e, "name")}, Cell{str_of(c, "check")},
-                      Cell{str_of(c, "measured"), num_of(c, "busbw_GBps")}, Cell{str_of(c, "expected")},
-                      Cell{str_of(c, "rule"), {}, "rule"},
+  for (const AcceptEntity* e : entities)
+    for (const AcceptCheck& c : e->checks) {
+      const std::string v(name(c.verdict));
+      rows.push_back({Cell{e->name}, Cell{c.check}, Cell{c.measured, c.busbw_GBps}, Cell{c.expected},
+                      Cell{c.rule, {}, "rule"},
                       Cell{v == "reported" ? "reported (no rule judged it: not a pass)" : v, double(verdict_rank(v)),
                            verdict_class(v)},
-                      Cell{str_of(c, "evidence")}});
+                      Cell{c.evidence}});
     }
+  return rows;
+}
+
+/// The node table: each node's verdict, its failed checks (with their rules) and reported ones.
+std::vector<std::vector<Cell>> node_rows(const std::vector<const AcceptEntity*>& nodes) {
+  std::vector<std::vector<Cell>> rows;
+  for (const AcceptEntity* e : nodes) {
+    std::vector<std::string> failed, reported;
+    for (const AcceptCheck& c : e->checks) {
+      if (c.verdict == Verdict::Fail) failed.push_back(c.check + " (rule " + c.rule + ")");
+      if (c.verdict == Verdict::Reported) reported.push_back(c.check);
+    }
+    const std::string v(name(e->verdict()));
+    rows.push_back({Cell{e->name}, Cell{v, double(verdict_rank(v)), verdict_class(v)}, Cell{join(failed, ", ")},
+                    Cell{join(reported, ", ")}});
+  }
   return rows;
 }
 
 }  // namespace
 
-std::string accept_bars_svg(const json& accept) {
+std::string accept_bars_svg(const accept::AcceptReport& accept) {
   struct Bar {
     std::string check, node, verdict;
     double v;
   };
   std::vector<Bar> bars;
-  const json node_list = accept.value("nodes", json::array());  // the pointers below point into it
-  for (const json* e : entities_failing_first(node_list))
-    for (const auto& c : e->value("checks", json::array()))
-      if (const auto v = num_of(c, "busbw_GBps"); v && std::isfinite(*v) && *v >= 0)
-        bars.push_back({str_of(c, "check"), str_of(*e, "name"), str_of(c, "verdict"), *v});
+  for (const AcceptEntity* e : entities_failing_first(accept.nodes))
+    for (const AcceptCheck& c : e->checks)
+      if (const auto v = c.busbw_GBps; v && std::isfinite(*v) && *v >= 0)
+        bars.push_back({c.check, e->name, std::string(name(c.verdict)), *v});
   if (bars.empty()) return "";
   std::stable_sort(bars.begin(), bars.end(), [](const Bar& a, const Bar& b) { return a.check < b.check; });
   double max_v = 0;
@@ -85,17 +101,18 @@ std::string accept_bars_svg(const json& accept) {
   return s + "</svg>\n";
 }
 
-std::string render_html_accept(const json& accept, const std::optional<ResultsDocument>& run, const HtmlMeta& meta) {
-  const std::string verdict = str_of(accept, "verdict");
+std::string render_html_accept(const accept::AcceptDocument& accept, const std::optional<ResultsDocument>& run,
+                               const HtmlMeta& meta) {
+  const accept::AcceptReport& r = accept.report;
+  const std::string verdict(name(r.verdict()));
   std::string body = "<h1>railkit report: accept run</h1>\n";
   if (run && run->simulated)
     body += "<div class=\"banner sim\" id=\"simulated\">SIMULATED: the benches ran on railkit-bench --backend sim</div>\n";
   body += fmt::format("<div class=\"banner {}\" id=\"verdict\">verdict: {} ({})</div>\n", verdict_class(verdict),
-                      esc(verdict == "reported" ? "REPORTED, not a pass" : upper(verdict)),
-                      esc(str_of(accept, "verdict_reason")));
+                      esc(verdict == "reported" ? "REPORTED, not a pass" : upper(verdict)), esc(r.verdict_reason()));
   auto kv = meta_rows(meta);
-  kv.emplace_back("accept run finished", str_of(accept, "created"));
-  kv.emplace_back("railkit (run)", str_of(accept, "railkit_version"));
+  kv.emplace_back("accept run finished", accept.created);
+  kv.emplace_back("railkit (run)", accept.railkit_version);
   if (run) {
     kv.emplace_back("backend", run->run.backend + (run->run.backend_version.empty() ? "" : " (" + run->run.backend_version + ")"));
     kv.emplace_back("hosts", join(run->run.hosts, " "));
@@ -103,50 +120,35 @@ std::string render_html_accept(const json& accept, const std::optional<ResultsDo
     kv.emplace_back("bench started (UTC)", run->run.start_time);
   }
   std::vector<std::string> counts;
-  const json count_obj = accept.value("counts", json::object());
-  for (const auto& [k, v] : count_obj.items()) counts.push_back(k + " " + json_text(v));
+  for (const auto& [k, v] : r.counts()) counts.push_back(fmt::format("{} {}", k, v));
   kv.emplace_back("checks", join(counts, ", "));
   body += kv_html("header", kv);
 
-  const json node_list = accept.value("nodes", json::array()), cluster_list = accept.value("cluster", json::array());
-  const auto nodes = entities_failing_first(node_list);  // pointers into node_list
-  std::vector<std::vector<Cell>> rows;
-  for (const json* e : nodes) {
-    std::vector<std::string> failed, reported;
-    for (const auto& c : e->value("checks", json::array())) {
-      if (str_of(c, "verdict") == "fail") failed.push_back(str_of(c, "check") + " (rule " + str_of(c, "rule") + ")");
-      if (str_of(c, "verdict") == "reported") reported.push_back(str_of(c, "check"));
-    }
-    const std::string v = str_of(*e, "verdict");
-    rows.push_back({Cell{str_of(*e, "name")}, Cell{v, double(verdict_rank(v)), verdict_class(v)}, Cell{join(failed, ", ")},
-                    Cell{join(reported, ", ")}});
-  }
+  const auto nodes = entities_failing_first(r.nodes);
   body += "<h2 id=\"nodes-title\">Nodes (failing first)</h2>\n";
-  body += table_html("nodes", "", {"node", "verdict", "failed checks (rule)", "reported (no rule: not a pass)"}, rows);
+  body += table_html("nodes", "", {"node", "verdict", "failed checks (rule)", "reported (no rule: not a pass)"}, node_rows(nodes));
   const std::vector<std::string> check_head{"node", "check", "measured", "expected", "rule", "verdict", "evidence"};
   body += "<h2 id=\"checks-title\">Checks of the nodes, failing nodes first</h2>\n";
   body += table_html("checks", "", check_head, check_rows(nodes));
-  const auto cluster = entities_failing_first(cluster_list);
+  const auto cluster = entities_failing_first(r.cluster);
   if (!cluster.empty()) {
     body += "<h2 id=\"cluster\">Checks of the cluster (rails, the whole set), failing first</h2>\n";
     body += table_html("cluster-checks", "", check_head, check_rows(cluster));
   }
   std::vector<std::pair<std::string, std::string>> rules;
-  const json rule_obj = accept.value("rules", json::object());
+  const json rule_obj(r.rules);  // keys in name order, as the page always showed them
   for (const auto& [k, v] : rule_obj.items()) rules.emplace_back(k, json_text(v));
   body += "<h2 id=\"rules-title\">Rules</h2>\n<p>Each check names the rule that judged it; a check no rule judged is "
           "reported, never a pass. The parameters of the rules:</p>\n";
   body += kv_html("rules", rules);
-  std::vector<std::string> notes;
-  for (const auto& n : accept.value("notes", json::array())) notes.push_back(json_text(n));
-  body += notes_html(notes);
-  rows.clear();
-  for (const auto& st : accept.value("stages", json::array()))
+  body += notes_html(r.notes);
+  std::vector<std::vector<Cell>> rows;
+  for (const json st : r.stages)
     rows.push_back({Cell{str_of(st, "stage")}, Cell{str_of(st, "status")}, num_cell(num_of(st, "launches")),
                     num_cell(num_of(st, "seconds")), Cell{str_of(st, "reason")}});
   body += "<h2 id=\"stages-title\">Stages</h2>\n";
   body += table_html("stages", "", {"stage", "status", "launches", "seconds", "reason"}, rows);
-  if (const std::string svg = accept_bars_svg(accept); !svg.empty())
+  if (const std::string svg = accept_bars_svg(r); !svg.empty())
     body += plots_html({HtmlPlot{"measured busbw per check and node", svg, ""}});
   return page("railkit report: accept run", body, meta);
 }

@@ -188,9 +188,11 @@ int run_html_report(const ReportOptions& o, char* const* envp, std::ostream& out
     for (const auto& n : notes) out << "note: " << n << "\n";
   } else {
     const fs::path dir = o.inputs.front();
-    const json accept = parse_json_or_discarded(read_file(dir / "accept.json"));
-    if (accept.is_discarded() || !accept.is_object() || str_of(accept, "schema") != "railkit.accept/1")
-      throw UsageError((dir / "accept.json").string() + ": not a railkit.accept/1 document");
+    const std::string file = (dir / "accept.json").string();
+    const json j = parse_json_or_discarded(read_file(file));
+    if (j.is_discarded() || !j.is_object() || str_of(j, "schema") != accept::kAcceptSchema)
+      throw UsageError(file + ": not a railkit.accept/1 document");
+    const accept::AcceptDocument accept = accept::accept_from_json(j, file);
     std::optional<ResultsDocument> run;
     std::vector<fs::path> docs;
     std::error_code ec;

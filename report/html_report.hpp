@@ -5,8 +5,9 @@
 // (who, where, what, when, railkit and backend versions), the tables (sortable by clicking a
 // header, a small inline script), the plots as SVG images (data: URIs), and every verdict with the
 // rule that judged it; for accept the failing nodes first. Every string from a document is
-// escaped. Tune journals and accept.json are still read as JSON documents: accept/ has no reader
-// of accept.json, and tuner's typed journal reader needs the session's search space.
+// escaped. accept.json is read by accept/'s reader (accept::accept_from_json) and the page drawn
+// from the typed report; tune journals are still read as JSON documents: tuner's typed journal
+// reader needs the session's search space.
 #include <filesystem>
 #include <iosfwd>
 #include <optional>
@@ -16,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "accept/reports.hpp"
 #include "core/results.hpp"
 #include "report/report.hpp"
 
@@ -69,16 +71,18 @@ std::string render_html_tune(const std::vector<nlohmann::json>& journal, const n
                              const std::optional<Comparison>& validation, const std::vector<HtmlPlot>& plots,
                              const HtmlMeta& meta);
 
-/// The page of an accept run: `accept` is its accept.json (`railkit.accept/1`), `run` a results
-/// document of one of its bench stages for the header (backend, hosts), when one was readable.
-/// Nodes that failed come first (then reported, skipped, explained, passed); a bar chart of the
-/// measured bandwidths per check and node is drawn as inline-generated SVG.
-std::string render_html_accept(const nlohmann::json& accept, const std::optional<ResultsDocument>& run,
+/// The page of an accept run: `accept` is its accept.json (`railkit.accept/1`) as
+/// accept::accept_from_json read it, `run` a results document of one of its bench stages for the
+/// header (backend, hosts), when one was readable. Verdicts and counts are the report's own
+/// (AcceptReport::verdict, counts ...). Nodes that failed come first (then reported, skipped,
+/// explained, passed); a bar chart of the measured bandwidths per check and node is drawn as
+/// inline-generated SVG.
+std::string render_html_accept(const accept::AcceptDocument& accept, const std::optional<ResultsDocument>& run,
                                const HtmlMeta& meta);
 
 /// The SVG bar chart of render_html_accept (measured busbw per check and node, failed bars
 /// marked); "" when no check carries busbw_GBps.
-std::string accept_bars_svg(const nlohmann::json& accept);
+std::string accept_bars_svg(const accept::AcceptReport& accept);
 
 /// Runs `railkit report --html`: classifies the inputs, renders the page (plots through
 /// scripts/plot_results.py to a temporary .svg; a plot that cannot be drawn is replaced by its

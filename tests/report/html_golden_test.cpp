@@ -128,6 +128,9 @@ json accept_doc() {
   return a;
 }
 
+/// accept_doc() as report --html reads it.
+accept::AcceptDocument accept_run() { return accept::accept_from_json(accept_doc(), "accept.json"); }
+
 TEST(HtmlGolden, Comparison) {
   expect_golden("html_comparison.html",
                 render_html_comparison(two_runs(false), {HtmlPlot{"p<1>", "<svg xmlns=\"http://www.w3.org/2000/svg\"/>", ""}}, meta()));
@@ -154,14 +157,14 @@ TEST(HtmlGolden, TuneSimulatedNoProfile) {
 }
 
 TEST(HtmlGolden, Accept) {
-  expect_golden("html_accept.html", render_html_accept(accept_doc(), std::nullopt, meta()));
+  expect_golden("html_accept.html", render_html_accept(accept_run(), std::nullopt, meta()));
 }
 
 TEST(HtmlGolden, AcceptWithRun) {
   ResultsDocument run = test::make_doc("all", {{"all_reduce", 1024, false, 1.0}});
   run.simulated = true;
   run.run.start_time = "2026-01-01T00:00:00Z";
-  expect_golden("html_accept_run.html", render_html_accept(accept_doc(), run, meta()));
+  expect_golden("html_accept_run.html", render_html_accept(accept_run(), run, meta()));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "core/error.hpp"
@@ -141,8 +142,11 @@ json accept_doc() {
   return a;
 }
 
+/// accept_doc() as report --html reads it.
+accept::AcceptDocument accept_run() { return accept::accept_from_json(accept_doc(), "accept.json"); }
+
 TEST(HtmlAccept, FailingNodesFirstWithRules) {
-  const std::string html = render_html_accept(accept_doc(), std::nullopt, meta());
+  const std::string html = render_html_accept(accept_run(), std::nullopt, meta());
   expect_self_contained(html);
   const auto nodes = html.find("id=\"nodes\"");
   ASSERT_NE(nodes, std::string::npos);
@@ -159,14 +163,15 @@ TEST(HtmlAccept, FailingNodesFirstWithRules) {
 }
 
 TEST(HtmlAccept, BarsEscapedAndOnlyWithBandwidth) {
-  const std::string svg = accept_bars_svg(accept_doc());
+  const accept::AcceptReport report = accept_run().report;
+  const std::string svg = accept_bars_svg(report);
   EXPECT_NE(svg.find("<svg xmlns="), std::string::npos);
   EXPECT_NE(svg.find("bad&lt;host&gt;"), std::string::npos);
   EXPECT_EQ(svg.find("bad<host>"), std::string::npos);
   EXPECT_EQ(count(svg, "<rect "), 4u);  // background + 3 bars (the cluster check has none)
-  json none = accept_doc();
-  for (auto& n : none["nodes"])
-    for (auto& ch : n["checks"]) ch["busbw_GBps"] = nullptr;
+  accept::AcceptReport none = report;
+  for (auto& n : none.nodes)
+    for (auto& ch : n.checks) ch.busbw_GBps = std::nullopt;
   EXPECT_EQ(accept_bars_svg(none), "");
 }
 
@@ -218,6 +223,25 @@ TEST(HtmlInputs, ClassifiedByTheirFiles) {
   }
   EXPECT_THROW(classify_html_inputs({acc, doc}), UsageError);
   EXPECT_THROW(classify_html_inputs({(t.path / "missing.json").string()}), UsageError);
+}
+
+TEST(HtmlAccept, MalformedAcceptJsonIsOneLineNamingTheFile) {
+  test::TempDir t("railkit-html");
+  json doc = accept_doc();
+  doc["nodes"][2]["checks"][0].erase("measured");
+  std::filesystem::create_directories(t.path / "a");
+  const std::string file = t.write("a/accept.json", doc.dump()).string();
+  ReportOptions o;
+  o.inputs = {(t.path / "a").string()};
+  o.html = (t.path / "out.html").string();
+  std::ostringstream out;
+  try {
+    run_html_report(o, nullptr, out);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), file + ": nodes[2].checks[0]: measured is missing");
+  }
+  EXPECT_FALSE(std::filesystem::exists(o.html));
 }
 
 }  // namespace
