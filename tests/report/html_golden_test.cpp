@@ -22,6 +22,7 @@ using json = nlohmann::json;
 
 using html_inputs::kEvil;
 using html_inputs::meta;
+using html_inputs::two_runs;
 
 /// Compares `got` with golden/NAME (or writes it under RAILKIT_UPDATE_GOLDEN=1); a mismatch names
 /// the file and the first line that differs.
@@ -30,21 +31,6 @@ void expect_golden(const std::string& name, const std::string& got) {
   EXPECT_TRUE(why.empty()) << why;
 }
 
-Comparison two_runs(bool second_simulated) {
-  std::vector<CompareInput> in(2);
-  in[0].name = "base" + kEvil;
-  in[0].doc = test::make_doc("label" + kEvil, {{"all_reduce", 1024, false, 1.0}, {"all_reduce", 4096, false, 2.0}});
-  in[0].doc->run.hosts = {"node<1>", "node\"2"};
-  in[0].doc->run.env = {{"NCCL_X", kEvil}};
-  in[1].name = "other";
-  in[1].doc = test::make_doc("other", {{"all_reduce", 1024, false, 1.5}, {"all_reduce", 4096, false, 2.5}});
-  in[1].doc->simulated = second_simulated;
-  if (second_simulated) in[1].doc->run.timing = "simulated";
-  sweep::CompareOptions o;
-  o.allow_sim_vs_measured = true;
-  o.notes = {"note " + kEvil};
-  return compare(std::move(in), o);
-}
 
 /// Rounds of one sweep, --split groups: intervals, winners and no-difference ranges (what the tune
 /// page's validation section shows).

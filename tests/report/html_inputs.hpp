@@ -3,6 +3,8 @@
 #include <string>
 
 #include "report/html_report.hpp"
+#include "results_util.hpp"
+#include "sweep/compare.hpp"
 
 namespace railkit::report::html_inputs {
 
@@ -17,6 +19,24 @@ inline HtmlMeta meta() {
   m.host = "h";
   m.inputs = {"in<1>.json"};
   return m;
+}
+
+/// Two configurations of two sizes, names, hosts and environment full of markup; the second
+/// simulated when asked.
+inline sweep::Comparison two_runs(bool second_simulated) {
+  std::vector<sweep::CompareInput> in(2);
+  in[0].name = "base" + kEvil;
+  in[0].doc = test::make_doc("label" + kEvil, {{"all_reduce", 1024, false, 1.0}, {"all_reduce", 4096, false, 2.0}});
+  in[0].doc->run.hosts = {"node<1>", "node\"2"};
+  in[0].doc->run.env = {{"NCCL_X", kEvil}};
+  in[1].name = "other";
+  in[1].doc = test::make_doc("other", {{"all_reduce", 1024, false, 1.5}, {"all_reduce", 4096, false, 2.5}});
+  in[1].doc->simulated = second_simulated;
+  if (second_simulated) in[1].doc->run.timing = "simulated";
+  sweep::CompareOptions o;
+  o.allow_sim_vs_measured = true;
+  o.notes = {"note " + kEvil};
+  return sweep::compare(std::move(in), o);
 }
 
 }  // namespace railkit::report::html_inputs

@@ -26,6 +26,7 @@ std::size_t count(const std::string& s, const std::string& what) {
 
 using html_inputs::kEvil;
 using html_inputs::meta;
+using html_inputs::two_runs;
 
 /// What every page must be: one inline script (the sorter), no reference to anything outside.
 void expect_self_contained(const std::string& html) {
@@ -72,21 +73,6 @@ TEST(Base64, KnownVectors) {
   EXPECT_EQ(base64(std::string("\xff\xfe\x00", 3)), "//4A");
 }
 
-Comparison two_runs(bool second_simulated) {
-  std::vector<CompareInput> in(2);
-  in[0].name = "base" + kEvil;
-  in[0].doc = test::make_doc("label" + kEvil, {{"all_reduce", 1024, false, 1.0}, {"all_reduce", 4096, false, 2.0}});
-  in[0].doc->run.hosts = {"node<1>", "node\"2"};
-  in[0].doc->run.env = {{"NCCL_X", kEvil}};
-  in[1].name = "other";
-  in[1].doc = test::make_doc("other", {{"all_reduce", 1024, false, 1.5}, {"all_reduce", 4096, false, 2.5}});
-  in[1].doc->simulated = second_simulated;
-  if (second_simulated) in[1].doc->run.timing = "simulated";
-  CompareOptions o;
-  o.allow_sim_vs_measured = true;
-  o.notes = {"note " + kEvil};
-  return compare(std::move(in), o);
-}
 
 TEST(HtmlComparison, StructureAndEscaping) {
   const Comparison c = two_runs(false);
