@@ -264,7 +264,7 @@ AcceptCheck check_from_json(const json& j, const std::string& where) {
   const std::string verdict = field<std::string>(j, "verdict", where);
   const auto v = parse_verdict(verdict);
   if (!v)
-    throw UsageError(fmt::format("{}: verdict '{}' is not pass, fail, skipped, explained or reported", where, verdict));
+    throw UsageError(fmt::format("{}: verdict '{}' is not {}", where, verdict, verdict_names()));
   c.verdict = *v;
   c.evidence = field<std::string>(j, "evidence", where);
   return c;

@@ -2,7 +2,6 @@
 
 
 #include <algorithm>
-#include <span>
 #include <CLI/CLI.hpp>
 
 #include "core/bench_flags.hpp"
@@ -191,11 +190,8 @@ void interpret_names(const RawFlags& f, BenchOptions& o) {
   if (!f.backend.empty()) {
     const auto it = std::find_if(std::begin(kBackendNames), std::end(kBackendNames),
                                  [&](const BackendName& b) { return b.name == f.backend; });
-    if (it == std::end(kBackendNames)) {
-      const auto names = backend_names();
-      throw UsageError(quoted("--backend", f.backend) + ": expected " +
-                       join(std::span(names).first(names.size() - 1), ", ") + " or " + std::string(names.back()));
-    }
+    if (it == std::end(kBackendNames))
+      throw UsageError(quoted("--backend", f.backend) + ": expected " + join_list(backend_names()));
     o.backend = it->choice;
   }
   if (!f.placement.empty()) {

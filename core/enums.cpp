@@ -2,6 +2,9 @@
 
 #include <array>
 #include <utility>
+#include <vector>
+
+#include "core/strings.hpp"
 
 namespace railkit {
 namespace {
@@ -41,5 +44,11 @@ std::string_view name(TrialStatus s) noexcept { return name_in(kStatuses, s); }
 std::string_view name(Verdict v) noexcept { return name_in(kVerdicts, v); }
 std::optional<TrialStatus> parse_trial_status(std::string_view s) noexcept { return parse_in(kStatuses, s); }
 std::optional<Verdict> parse_verdict(std::string_view s) noexcept { return parse_in(kVerdicts, s); }
+
+std::string verdict_names() {
+  std::vector<std::string_view> names;
+  for (const auto& [v, n] : kVerdicts) names.push_back(n);
+  return join_list(names);
+}
 
 }  // namespace railkit

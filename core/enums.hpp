@@ -2,6 +2,7 @@
 // Enumerations the control plane records in documents, with one name table each (the names are
 // what the documents and the console show).
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace railkit {
@@ -21,5 +22,7 @@ std::string_view name(Verdict v) noexcept;
 
 std::optional<TrialStatus> parse_trial_status(std::string_view s) noexcept;
 std::optional<Verdict> parse_verdict(std::string_view s) noexcept;
+/// Every verdict's name, for messages: "pass, fail, skipped, explained or reported".
+std::string verdict_names();
 
 }  // namespace railkit

@@ -66,6 +66,28 @@ std::string join(const Range& items, std::string_view sep) {
   return out;
 }
 
+/// The items as a list in a sentence: "a", "a or b", "a, b or c" (`last` before the last item).
+template <typename Range>
+std::string join_list(const Range& items, std::string_view last = " or ") {
+  std::vector<std::string_view> v;
+  for (const auto& item : items) v.emplace_back(item);
+  if (v.empty()) return "";
+  std::string out;
+  for (std::size_t i = 0; i + 1 < v.size(); ++i) out += std::string(i == 0 ? "" : ", ") + std::string(v[i]);
+  if (v.size() > 1) out += last;
+  return out + std::string(v.back());
+}
+
+/// Whether the rows of `table` carry `names` (row.*field), one each and in order: for the
+/// static_assert that ties a list of names to the table whose rows it names.
+template <typename Table, typename Names, typename Field>
+constexpr bool names_in_order(const Table& table, const Names& names, Field field) {
+  if (std::size(table) != std::size(names)) return false;
+  for (std::size_t i = 0; i < std::size(names); ++i)
+    if (std::string_view(table[i].*field) != std::string_view(names[i])) return false;
+  return true;
+}
+
 /// Equal ignoring ASCII case.
 inline bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;

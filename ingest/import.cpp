@@ -55,9 +55,7 @@ std::vector<std::string> import_source_names() {
 ImportSource parse_import_source(std::string_view name) {
   for (const auto& x : kSources)
     if (x.name == name) return x.source;
-  const auto names = import_source_names();
-  throw UsageError("--from '" + std::string(name) + "': expected " +
-                   join(std::vector<std::string>(names.begin(), names.end() - 1), ", ") + " or " + names.back());
+  throw UsageError("--from '" + std::string(name) + "': expected " + join_list(import_source_names()));
 }
 
 ImportSource detect_import_source(std::string_view text, const std::string& file) {

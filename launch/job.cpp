@@ -431,8 +431,12 @@ std::vector<std::string> launcher_command(const JobSpec& spec, const std::string
     for (const auto& n : spec.profile_env_names) command.insert(command.end(), {"-x", n});
     command.push_back(spec.bench);
     command.insert(command.end(), args.begin(), args.end());
-    if (!sets_flag(spec.bench_args, {"--label"})) command.insert(command.end(), {"--label", name});
-    command.insert(command.end(), {"-J", results + "/" + name + ".json"});
+    if (!sets_bench_flag(spec.bench_args, BenchFlag::Label)) {
+      const auto label = bench_flag_args(BenchFlag::Label, name);
+      command.insert(command.end(), label.begin(), label.end());
+    }
+    const auto output = bench_flag_args(BenchFlag::OutputFile, results + "/" + name + ".json");
+    command.insert(command.end(), output.begin(), output.end());
   }
   return command;
 }

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <ostream>
 #include <sstream>
-#include <span>
 
 #include <fmt/format.h>
 
@@ -413,20 +412,12 @@ struct Renderer {
 };
 constexpr Renderer kRenderers[] = {{"table", render_table}, {"markdown", render_markdown}, {"csv", render_csv}};
 
-constexpr bool renderers_match_names() {
-  if (std::size(kRenderers) != std::size(kCompareFormats)) return false;
-  for (std::size_t i = 0; i < std::size(kRenderers); ++i)
-    if (kRenderers[i].format != kCompareFormats[i]) return false;
-  return true;
-}
-static_assert(renderers_match_names(), "kCompareFormats names kRenderers' formats, in order");
+static_assert(names_in_order(kRenderers, kCompareFormats, &Renderer::format),
+              "kCompareFormats names kRenderers' formats, in order");
 
 }  // namespace
 
-std::string compare_format_names() {
-  constexpr std::size_t n = std::size(kCompareFormats);
-  return join(std::span(kCompareFormats).first(n - 1), ", ") + " or " + std::string(kCompareFormats[n - 1]);
-}
+std::string compare_format_names() { return join_list(kCompareFormats); }
 
 std::string render_comparison(const Comparison& c, std::string_view format) {
   for (const auto& r : kRenderers)

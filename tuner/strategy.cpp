@@ -363,13 +363,7 @@ constexpr Entry kTable[] = {
      }},
 };
 
-constexpr bool table_matches_names() {
-  if (std::size(kTable) != std::size(kStrategies)) return false;
-  for (std::size_t i = 0; i < std::size(kTable); ++i)
-    if (kTable[i].name != kStrategies[i]) return false;
-  return true;
-}
-static_assert(table_matches_names(), "kStrategies names kTable's strategies, in its order");
+static_assert(names_in_order(kTable, kStrategies, &Entry::name), "kStrategies names kTable's strategies, in its order");
 
 }  // namespace
 
