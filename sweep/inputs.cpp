@@ -183,18 +183,11 @@ std::vector<CompareInput> load_report_inputs(const std::vector<std::string>& inp
 
 std::vector<fs::path> ok_results_documents(const fs::path& dir) {
   const SweepDocument sd = load_sweep(dir);
-  std::error_code ec;
+  check_results_paths(dir, sd);
   const fs::path root = fs::weakly_canonical(fs::absolute(dir));
   std::vector<fs::path> out;
-  for (const LaunchRecord& l : sd.launches) {
-    if (l.run.status != TrialStatus::Ok || l.run.results.empty()) continue;
-    const fs::path doc = fs::weakly_canonical(root / l.run.results, ec);
-    const auto rel = doc.lexically_relative(root);
-    if (ec || fs::path(l.run.results).is_absolute() || rel.empty() || *rel.begin() == "..")
-      throw UsageError(fmt::format("{}: launch {} round {}: results path '{}' is outside the sweep directory",
-                                   (dir / "sweep.json").string(), l.run.name, l.round, l.run.results));
-    out.push_back(doc);
-  }
+  for (const LaunchRecord& l : sd.launches)
+    if (l.run.status == TrialStatus::Ok && !l.run.results.empty()) out.push_back(fs::weakly_canonical(root / l.run.results));
   return out;
 }
 

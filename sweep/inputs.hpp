@@ -30,8 +30,8 @@ std::vector<CompareInput> load_report_inputs(const std::vector<std::string>& inp
                                              std::vector<std::string>* notes = nullptr);
 
 /// The results documents of the launches of sweep directory `dir` that finished ok, in the order
-/// of sweep.json. Throws UsageError naming sweep.json, the launch and the path when a results path
-/// leaves `dir`.
+/// of sweep.json. Throws UsageError naming sweep.json, the launch and the path when a launch's
+/// results path leaves `dir` (the check sweep_inputs makes).
 std::vector<std::filesystem::path> ok_results_documents(const std::filesystem::path& dir);
 
 }  // namespace railkit::sweep

@@ -339,6 +339,7 @@ TEST_F(Runner, ReportKeepsResultsPathsInsideTheSweepDirectory) {
       EXPECT_NE(what.find("'" + bad + "'"), std::string::npos) << what;
       EXPECT_EQ(what.find('\n'), std::string::npos) << what;
     }
+    EXPECT_THROW(ok_results_documents(out), UsageError) << bad << ": railkit history add reads the same paths";
   }
   // Inside, also through a symlink that stays inside: read as before.
   fs::create_symlink(out / original["launches"][0]["results"].get<std::string>(), out / "sub" / "link-in.json");
@@ -346,6 +347,7 @@ TEST_F(Runner, ReportKeepsResultsPathsInsideTheSweepDirectory) {
   j["launches"][0]["results"] = "sub/link-in.json";
   write_file_atomic(out / "sweep.json", j.dump(2));
   EXPECT_EQ(load_report_inputs({out.string()}, nullptr).at(0).status, "ok");
+  EXPECT_EQ(ok_results_documents(out).size(), 1u);
 }
 
 TEST_F(Runner, PlotRefusesOtherExtensionsAndReportsMissingMatplotlib) {
