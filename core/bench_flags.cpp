@@ -63,6 +63,33 @@ static_assert(in_enum_order(), "kFlags: one entry per BenchFlag, in the enum's o
 
 bool is_short(std::string_view name) { return name.size() == 2 && name[0] == '-' && name[1] != '-'; }
 
+/// Whether args[i] is spelling `name` (of a flag that takes a value or not); nullopt when not.
+/// A switch matches only itself or `name=...`, and never takes the next argument.
+std::optional<BenchFlagHit> match_flag_spelling(const std::vector<std::string>& args, std::size_t i,
+                                                std::string_view name, bool takes_value) {
+  const std::string_view a = args.at(i);
+  BenchFlagHit hit;
+  hit.index = i;
+  hit.spelling = name;
+  if (a == name) {
+    if (takes_value && i + 1 < args.size()) {
+      hit.span = 2;
+      hit.value = args[i + 1];
+    }
+    return hit;
+  }
+  if (name.empty() || a.size() <= name.size() || !a.starts_with(name)) return std::nullopt;
+  if (is_short(name)) {  // -n5, as CLI11 reads it (and -n=5, whose value CLI11 reads as "=5")
+    hit.value = std::string(a.substr(name.size()));
+  } else if (a[name.size()] == '=') {
+    hit.value = std::string(a.substr(name.size() + 1));
+  } else {
+    return std::nullopt;
+  }
+  hit.value_inline = true;
+  return hit;
+}
+
 }  // namespace
 
 std::span<const BenchFlagSpec> bench_flags() noexcept { return kFlags; }
@@ -87,31 +114,6 @@ std::vector<std::string> bench_flag_args(std::initializer_list<std::pair<BenchFl
   std::vector<std::string> out;
   for (const auto& [f, value] : flags) out.insert(out.end(), {std::string(bench_flag_name(f)), value});
   return out;
-}
-
-std::optional<BenchFlagHit> match_flag_spelling(const std::vector<std::string>& args, std::size_t i,
-                                                std::string_view name, bool takes_value) {
-  const std::string_view a = args.at(i);
-  BenchFlagHit hit;
-  hit.index = i;
-  hit.spelling = name;
-  if (a == name) {
-    if (takes_value && i + 1 < args.size()) {
-      hit.span = 2;
-      hit.value = args[i + 1];
-    }
-    return hit;
-  }
-  if (name.empty() || a.size() <= name.size() || !a.starts_with(name)) return std::nullopt;
-  if (is_short(name)) {  // -n5, as CLI11 reads it (and -n=5, whose value CLI11 reads as "=5")
-    hit.value = std::string(a.substr(name.size()));
-  } else if (a[name.size()] == '=') {
-    hit.value = std::string(a.substr(name.size() + 1));
-  } else {
-    return std::nullopt;
-  }
-  hit.value_inline = true;
-  return hit;
 }
 
 std::optional<BenchFlagHit> match_bench_flag(const std::vector<std::string>& args, std::size_t i, BenchFlag f) {

@@ -59,11 +59,6 @@ struct BenchFlagHit {
   bool value_inline = false;         ///< the value is the end of args[index] (`--x=v`, `-nv`)
 };
 
-/// Whether args[i] is spelling `name` (of a flag that takes a value or not); nullopt when not.
-/// A switch matches only itself or `name=...`, and never takes the next argument.
-std::optional<BenchFlagHit> match_flag_spelling(const std::vector<std::string>& args, std::size_t i,
-                                                std::string_view name, bool takes_value);
-
 /// Whether args[i] is `f` in any of its spellings.
 std::optional<BenchFlagHit> match_bench_flag(const std::vector<std::string>& args, std::size_t i, BenchFlag f);
 

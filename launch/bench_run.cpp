@@ -18,13 +18,6 @@
 namespace railkit::launch {
 namespace fs = std::filesystem;
 
-bool sets_flag(const std::vector<std::string>& args, std::initializer_list<std::string_view> names) {
-  for (std::size_t i = 0; i < args.size(); ++i)
-    for (auto n : names)
-      if (match_flag_spelling(args, i, n, true)) return true;
-  return false;
-}
-
 void check_bench_args(const std::vector<std::string>& bench_args, std::string_view command) {
   if (sets_bench_flag(bench_args, BenchFlag::OutputFile))
     throw UsageError(fmt::format("bench arguments: {} is set by railkit {} (one results document per launch)",

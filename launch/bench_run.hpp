@@ -43,10 +43,6 @@ struct ConfigRecord {
   std::string stderr_tail;               ///< last lines of its stderr when it failed
 };
 
-/// Whether `args` set one of the flags `names` ("-n", "-n5", "-n=5"; "--iters", "--iters=5"), by
-/// spelling (match_flag_spelling); railkit-bench's own flags: sets_bench_flag (core/bench_flags.hpp).
-bool sets_flag(const std::vector<std::string>& args, std::initializer_list<std::string_view> names);
-
 /// Throws UsageError when the bench arguments set what `railkit COMMAND` sets itself (-J).
 void check_bench_args(const std::vector<std::string>& bench_args, std::string_view command);
 
