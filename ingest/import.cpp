@@ -1,5 +1,7 @@
 #include "ingest/import.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 
@@ -25,20 +27,107 @@ struct Source {
 constexpr Source kSources[] = {
     {ImportSource::NcclTests, "nccl-tests",
      [](std::string_view line) {
-       return line.rfind("# nccl-tests version ", 0) == 0 || line.rfind("# nThread ", 0) == 0 ||
-              (line.rfind("#  Rank ", 0) == 0 && line.find(" Pid ") != std::string_view::npos);
+       if (line.rfind("# nccl-tests version ", 0) == 0 || line.rfind("# nThread ", 0) == 0 ||
+           line.rfind("# Collective test starting: ", 0) == 0)
+         return true;
+       const auto tok = split_ws(line);  // "#  Rank 0 [Group 0] Pid", "#  size  count  type"
+       return tok.size() > 4 && tok[0] == "#" &&
+              ((tok[1] == "Rank" && (tok[3] == "Pid" || tok[5] == "Pid")) || (tok[1] == "size" && tok[2] == "count" && tok[3] == "type"));
      },
-     "nccl-tests '# nThread' header or JSON", import_nccl_tests},
+     "nccl-tests '# nThread' or table header or JSON", import_nccl_tests},
     {ImportSource::Imb, "imb",
      [](std::string_view line) {
-       return line.find("Intel(R) MPI Benchmarks") != std::string_view::npos || line.rfind("# Benchmarking ", 0) == 0;
+       return line.find("Intel(R) MPI Benchmarks") != std::string_view::npos ||
+              line.find("Intel (R) MPI Benchmarks") != std::string_view::npos || line.rfind("# Benchmarking ", 0) == 0;
      },
      "IMB-MPI1 '# Benchmarking' section", import_imb},
     {ImportSource::Osu, "osu", [](std::string_view line) { return line.rfind("# OSU MPI", 0) == 0; },
      "'# OSU MPI' header", import_osu},
 };
 
+/// Prefixes that launchers and log collectors put before each line of a program's output; the
+/// length of the one at the start of `line`, 0 when it has none.
+struct LinePrefix {
+  std::string_view kind;  ///< what run.imported.line_prefix says
+  std::size_t (*length)(std::string_view line);
+};
+
+std::size_t digits(std::string_view s, std::size_t at) {
+  std::size_t k = at;
+  while (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) ++k;
+  return k - at;
+}
+
+constexpr LinePrefix kPrefixes[] = {
+    {"mpirun --tag-output",  // Open MPI: "[1,0]<stdout>:" (5.x: and a space)
+     [](std::string_view l) -> std::size_t {
+       if (l.empty() || l[0] != '[') return 0;
+       const auto close = l.find("]<std");
+       if (close == std::string_view::npos || close > 24) return 0;
+       const auto end = l.find(">:", close);
+       if (end == std::string_view::npos || end > close + 8) return 0;
+       return end + 2 + (end + 2 < l.size() && l[end + 2] == ' ');
+     }},
+    {"srun --label",  // Slurm: the task number, padded to the widest, then ": "
+     [](std::string_view l) -> std::size_t {
+       std::size_t k = 0;
+       while (k < l.size() && l[k] == ' ') ++k;
+       const std::size_t n = digits(l, k);
+       return n && k + n + 1 < l.size() && l[k + n] == ':' && l[k + n + 1] == ' ' ? k + n + 2 : 0;
+     }},
+    {"-prepend-rank",  // MPICH, Intel MPI: "[0] "
+     [](std::string_view l) -> std::size_t {
+       const std::size_t n = l.empty() || l[0] != '[' ? 0 : digits(l, 1);
+       return n && n + 2 < l.size() && l[n + 1] == ']' && l[n + 2] == ' ' ? n + 3 : 0;
+     }},
+    {"kubectl logs --prefix",  // "[pod/NAME/CONTAINER] "
+     [](std::string_view l) -> std::size_t {
+       const auto close = l.find("] ");
+       return l.rfind("[pod/", 0) == 0 && close != std::string_view::npos ? close + 2 : 0;
+     }},
+    {"time of day",  // CI logs: "00:55:22 "
+     [](std::string_view l) -> std::size_t {
+       const bool hms = l.size() > 9 && digits(l, 0) == 2 && l[2] == ':' && digits(l, 3) == 2 && l[5] == ':' && digits(l, 6) == 2;
+       std::size_t k = 8;
+       while (hms && k < l.size() && l[k] == ' ') ++k;
+       return hms && k > 8 ? k : 0;
+     }},
+    {"ISO 8601 time",  // GitHub Actions and Kubernetes --timestamps: "2024-05-01T12:00:00.1234567Z "
+     [](std::string_view l) -> std::size_t {
+       const bool date = l.size() > 20 && digits(l, 0) == 4 && l[4] == '-' && digits(l, 5) == 2 && l[7] == '-' && digits(l, 8) == 2 && l[10] == 'T';
+       const auto sp = date ? l.find(' ') : std::string_view::npos;
+       return sp != std::string_view::npos && sp < 40 ? sp + 1 : 0;
+     }},
+};
+
 }  // namespace
+
+Unprefixed strip_line_prefixes(std::string_view text) {
+  Unprefixed out{std::string(text), {}, 0};
+  for (int pass = 0; pass < 2; ++pass) {  // a time, then a rank label: two layers at most
+    const auto lines = import_detail::lines_of(out.text);
+    std::size_t nonempty = 0;
+    std::vector<std::size_t> hits(std::size(kPrefixes));
+    for (const auto l : lines) {
+      if (trim(l).empty()) continue;
+      ++nonempty;
+      for (std::size_t k = 0; k < std::size(kPrefixes); ++k) hits[k] += kPrefixes[k].length(l) > 0;
+    }
+    const auto best = static_cast<std::size_t>(std::max_element(hits.begin(), hits.end()) - hits.begin());
+    if (hits[best] == 0 || 2 * hits[best] < nonempty) break;
+    std::string stripped;
+    stripped.reserve(out.text.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const std::size_t n = kPrefixes[best].length(lines[i]);
+      stripped.append(lines[i].substr(n));
+      if (i + 1 < lines.size() || (!out.text.empty() && out.text.back() == '\n')) stripped.push_back('\n');
+    }
+    out.text = std::move(stripped);
+    out.kinds.emplace_back(kPrefixes[best].kind);
+    out.lines = std::max(out.lines, hits[best]);
+  }
+  return out;
+}
 
 std::string_view import_source_name(ImportSource s) noexcept {
   for (const auto& x : kSources)
@@ -58,7 +147,9 @@ ImportSource parse_import_source(std::string_view name) {
   throw UsageError("--from '" + std::string(name) + "': expected " + join_list(import_source_names()));
 }
 
-ImportSource detect_import_source(std::string_view text, const std::string& file) {
+ImportSource detect_import_source(std::string_view original, const std::string& file) {
+  const Unprefixed u = strip_line_prefixes(original);
+  const std::string_view text = u.text;
   const std::string_view head = trim(text.substr(0, 4096));
   if (!head.empty() && head.front() == '{' && text.find("\"nccl_version\"") != std::string_view::npos)
     return ImportSource::NcclTests;
@@ -72,8 +163,16 @@ ImportSource detect_import_source(std::string_view text, const std::string& file
 }
 
 ImportResult import_log(ImportSource source, std::string_view text, const std::string& file, const ImportOptions& o) {
-  for (const auto& x : kSources)
-    if (x.source == source) return x.parse(text, file, o);
+  const Unprefixed u = strip_line_prefixes(text);
+  for (const auto& x : kSources) {
+    if (x.source != source) continue;
+    ImportResult r = x.parse(u.text, file, o);
+    for (auto& d : r.docs) {
+      d.doc.run.imported["bytes"] = text.size();
+      if (!u.kinds.empty()) d.doc.run.imported["line_prefix"] = u.kinds;
+    }
+    return r;
+  }
   throw UsageError("unknown import source");
 }
 

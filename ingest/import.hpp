@@ -44,10 +44,22 @@ struct ImportResult {
   std::vector<std::string> notes;  ///< sections skipped (an IMB benchmark railkit has no collective for)
 };
 
-/// Which tool wrote `text`. Throws UsageError "FILE:1: cannot tell ..." when it cannot tell.
+/// `text` without the prefix a launcher or log collector put before each line: Open MPI's
+/// --tag-output "[1,0]<stdout>:", Slurm's srun --label "0: ", MPICH/Intel MPI's -prepend-rank
+/// "[0] ", kubectl logs --prefix "[pod/NAME/CONTAINER] ", a time of day "00:55:22 " or an ISO 8601
+/// time. A kind is stripped only when at least half of the non-empty lines carry it; two layers at
+/// most (a time, then a rank label). Line numbers do not change.
+struct Unprefixed {
+  std::string text;
+  std::vector<std::string> kinds;  ///< the prefixes stripped, outermost first
+  std::size_t lines = 0;           ///< lines that carried the most common one
+};
+Unprefixed strip_line_prefixes(std::string_view text);
+
+/// Which tool wrote `text` (after strip_line_prefixes). Throws UsageError "FILE:1: cannot tell ..." when it cannot tell.
 ImportSource detect_import_source(std::string_view text, const std::string& file);
 
-/// Parses a log of `source`. `file` is the name used in messages and run.imported.file.
+/// Parses a log of `source` (after strip_line_prefixes; run.imported.line_prefix names what was stripped). `file` is the name used in messages and run.imported.file.
 /// Throws UsageError "FILE:LINE: what is wrong" (exit 6) on malformed input.
 ImportResult import_log(ImportSource source, std::string_view text, const std::string& file, const ImportOptions& o);
 

@@ -59,7 +59,7 @@ struct Section {
 /// What the file's header lines say (IMB prints them once, before the first section); every
 /// section's document takes them as they stand when the section closes.
 struct ImbHeader {
-  std::string version, date, command, dtype, dtype_red, mpi_op;
+  std::string version, date, command, dtype, dtype_red, mpi_op, max_bytes;
 };
 
 /// MPI_Op names as railkit redops; "" for those railkit has none for.
@@ -82,7 +82,8 @@ constexpr HeaderKey kHeaderKeys[] = {
     {"Date", &ImbHeader::date, [](std::string_view v) { return std::string(v); }},
     {"MPI_Datatype for reductions", &ImbHeader::dtype_red, dtype_of_mpi},
     {"MPI_Datatype", &ImbHeader::dtype, dtype_of_mpi},
-    {"MPI_Op", &ImbHeader::mpi_op, redop_of_mpi}};
+    {"MPI_Op", &ImbHeader::mpi_op, redop_of_mpi},
+    {"Maximum message length in bytes", &ImbHeader::max_bytes, [](std::string_view v) { return std::string(v); }}};
 
 /// Reads IMB-MPI1's output line by line: one Section per "# Benchmarking", one document each.
 struct ImbImport {
@@ -103,7 +104,25 @@ struct ImbImport {
   void close(std::size_t last);
   ResultsDocument section_document(std::size_t last) const;
   void add_rows(ResultsDocument& d);
+  void mark_truncated(ResultsDocument& d);
 };
+
+/// A table that stops before the header's "# Maximum message length in bytes": the document is
+/// incomplete (summary.complete false, error says where it stops) and a note says so.
+void ImbImport::mark_truncated(ResultsDocument& d) {
+  const auto max_bytes = to_int(head.max_bytes);
+  if (!max_bytes || d.results.empty()) return;
+  const ResultRecord& tail = d.results.back();
+  const auto printed = tail.observed.value("source_bytes", std::uint64_t{0});
+  if (printed >= static_cast<std::uint64_t>(*max_bytes)) return;
+  const std::size_t line = tail.observed.value("source_line", std::size_t{0});
+  const std::string what = "the IMB " + sec->bench + " table stops at " + std::to_string(printed) + " bytes (line " +
+                           std::to_string(line) + "); the header announced sizes up to " + std::to_string(*max_bytes);
+  d.summary.complete = false;
+  d.error = ErrorRecord{std::string(error_code_name(ErrorCode::Usage)), exit_code(ErrorCode::Usage), what + " (a truncated log?)",
+                        json{{"last_bytes", printed}, {"announced_max_bytes", *max_bytes}, {"line", line}}};
+  out.notes.push_back(file + ":" + std::to_string(line) + ": " + what + ": imported as incomplete");
+}
 
 void ImbImport::close(std::size_t last) {
   if (!sec) return;
@@ -114,6 +133,7 @@ void ImbImport::close(std::size_t last) {
   } else {
     ResultsDocument d = section_document(last);
     add_rows(d);
+    mark_truncated(d);
     const std::string stem = stem_of(file);
     const std::string name = stem + "." + slug(sec->bench) + (sec->nranks > 0 ? ".np" + std::to_string(sec->nranks) : "");
     d.run.label = !o.label.empty() ? o.label : name;
@@ -185,11 +205,13 @@ void ImbImport::add_rows(ResultsDocument& d) {
 /// The file's header lines (version, "# Key : value", the calling sequence); true when line i is one.
 bool ImbImport::header_line(std::size_t i) {
   const std::string_view line = lines[i];
-  if (const auto p = line.find("Intel(R) MPI Benchmarks "); p != std::string_view::npos && line.rfind("#", 0) == 0) {
-    const auto tok = split_ws(line.substr(p + 24));
-    if (!tok.empty()) head.version = tok[0].back() == ',' ? tok[0].substr(0, tok[0].size() - 1) : tok[0];
-    return true;
-  }
+  // "#    Intel(R) MPI Benchmarks 2019 Update 5, MPI-1 part", "#    Intel (R) MPI Benchmarks 4.1, MPI-1 part"
+  for (const std::string_view banner : {"Intel(R) MPI Benchmarks ", "Intel (R) MPI Benchmarks "})
+    if (const auto p = line.find(banner); p != std::string_view::npos && line.rfind("#", 0) == 0) {
+      const std::string_view rest = line.substr(p + banner.size());
+      head.version = std::string(trim(rest.substr(0, rest.find(','))));
+      return true;
+    }
   for (const auto& k : kHeaderKeys)
     if (auto v = header_value(line, k.key)) {
       head.*k.field = k.read(*v);

@@ -69,6 +69,9 @@ int run_import(const ImportCliOptions& o) {
     std::cout << ", " << what << ", " << d.results.size() << " records";
     if (!d.run.absent.count("nranks")) std::cout << ", " << d.run.nranks << " ranks";
     if (d.run.imported.contains("derived")) std::cout << " (algbw/busbw derived from bytes and time)";
+    if (d.run.imported.contains("line_prefix"))
+      std::cout << " (line prefix stripped: " << join(d.run.imported["line_prefix"].get<std::vector<std::string>>(), ", ") << ")";
+    if (!d.summary.complete) std::cout << " INCOMPLETE";
     std::cout << "\n";
   }
   return 0;
@@ -86,9 +89,9 @@ std::function<int()> setup_import(CLI::App& app) {
       ->required();
   app.add_option("--from", o->from, "the tool that wrote the files (default: detected per file)")
       ->check(CLI::IsMember(ingest::import_source_names()));
-  app.add_option("--op", o->import.op,
-                 "the collective, for nccl-tests logs that do not name it (before nccl-tests 2.16 the text has no program "
-                 "name) when the file name does not either");
+  app.add_option("--coll,--op", o->import.op,
+                 "the collective of nccl-tests logs that do not name it (before nccl-tests 2.16 the text names no program) "
+                 "when neither a command line before a run nor the file's name does; refused when the log names another");
   app.add_option("--nranks", o->import.nranks, "ranks of an OSU collective run (OSU prints no rank count)")
       ->check(CLI::Range(1, 1 << 24));
   app.add_option("--label", o->import.label, "run.label of every document (default: the input's stem)");

@@ -103,7 +103,6 @@ def malformed_is_one_line(ctx):
     """Each malformed fixture: exit 6 and one line naming the file and the line."""
     want = {
         "nccl-truncated-row.log": ":27: ",
-        "nccl-truncated-table.log": ":30: ",
         "nccl-bad-number.log": ":20: ",
         "nccl-bad-json.json": ":3: ",
         "imb-bad-number.log": ":38: ",

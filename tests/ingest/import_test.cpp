@@ -149,10 +149,17 @@ TEST(Import, NcclTestsRunFacts) {
   EXPECT_EQ(d.run.imported["tool_version"], "2.17.6");
   EXPECT_EQ(d.run.imported["nccl_headers"], "22807");
 
+  // --coll names the collective of a log that does not; where the log names another, it is refused.
   ImportOptions o;
   o.op = "all_gather";
-  d = import_fixture("nccl-2.28_alltoall_perf.log", o).docs.at(0).doc;
-  EXPECT_EQ(d.results[0].op, "all_gather");  // --op wins
+  d = import_fixture("nccl-2.19_all_gather_perf.log", o).docs.at(0).doc;
+  EXPECT_EQ(d.run.imported["op_from"], "--coll");
+  try {
+    import_fixture("nccl-2.28_alltoall_perf.log", o);
+    ADD_FAILURE() << "--coll all_gather over a log that names alltoall_perf was taken";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "nccl-2.28_alltoall_perf.log:2: --coll all_gather but this line names alltoall_perf (alltoall)");
+  }
 }
 
 TEST(Import, NcclTestsJsonEqualsItsTextLog) {
@@ -266,7 +273,6 @@ TEST(Import, DetectsTheSourceOrSaysItCannot) {
 TEST(Import, MalformedInputIsOneLineNamingFileAndLine) {
   const std::pair<const char*, const char*> cases[] = {
       {"nccl-truncated-row.log", "nccl-truncated-row.log:27: a table row with 6 columns"},
-      {"nccl-truncated-table.log", "nccl-truncated-table.log:30: the table that starts at line 14 ends without"},
       {"nccl-bad-number.log", "nccl-bad-number.log:20: busbw '3.1O' is not a non-negative number"},
       {"nccl-bad-json.json", "nccl-bad-json.json:3: not valid JSON"},
       {"imb-bad-number.log", "imb-bad-number.log:38: t[usec] '1.2.3' is not a non-negative number"},
@@ -285,6 +291,22 @@ TEST(Import, MalformedInputIsOneLineNamingFileAndLine) {
       EXPECT_EQ(exit_code(e.code()), 6);
     }
   }
+}
+
+/// A table that stops without nccl-tests' footer (a run that died, a log cut at a row's end): its
+/// rows import, the document says it is incomplete and where the rows stop, and a note says so.
+TEST(Import, NcclTableWithoutItsFooterImportsAsIncomplete) {
+  const std::string text = slurp(kDir / "malformed" / "nccl-truncated-table.log");
+  const ImportResult r = import_log(ImportSource::NcclTests, text, "t.log", {});
+  ASSERT_EQ(r.docs.size(), 1u);
+  const ResultsDocument d = reread(r.docs[0].doc);
+  EXPECT_FALSE(d.summary.complete);
+  ASSERT_TRUE(d.error.has_value());
+  EXPECT_EQ(d.error->exit_code, 6);
+  EXPECT_EQ(d.error->detail["last_row_line"], 30);
+  EXPECT_EQ(d.results.back().bytes, 131072u);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_EQ(r.notes[0].rfind("t.log:30: the table that starts at line 14 stops at line 30", 0), 0u) << r.notes[0];
 }
 
 TEST(Import, ReadersTellImportedFromMeasured) {
