@@ -97,6 +97,7 @@ struct ImbImport {
   ImportResult out;
   ImbHeader head;
   std::optional<Section> sec;
+  std::vector<std::pair<std::size_t, std::string>> skipped;  ///< sections of benchmarks railkit has no collective for
 
   void read_line(std::size_t i);
   bool header_line(std::size_t i);
@@ -128,6 +129,7 @@ void ImbImport::close(std::size_t last) {
   if (!sec) return;
   if (!sec->known) {
     out.notes.push_back(file + ":" + std::to_string(sec->line) + ": IMB " + sec->bench + " skipped: railkit has no collective for it");
+    skipped.emplace_back(sec->line, sec->bench);
   } else if (sec->columns.empty() || sec->rows.empty()) {
     fail(file, last, "IMB " + sec->bench + " section (line " + std::to_string(sec->line) + ") has no table rows (a truncated log?)");
   } else {
@@ -300,6 +302,13 @@ ImportResult import_imb(std::string_view text, const std::string& file, const Im
   imb.close(lines.size());
   if (imb.out.docs.empty() && imb.out.notes.empty())
     fail(file, lines.size() ? lines.size() : 1, "no IMB-MPI1 '# Benchmarking' section with a table in the file");
+  if (imb.out.docs.empty()) {  // every section skipped: refused, naming the benchmarks and the first
+    std::vector<std::string> names;
+    for (const auto& s : imb.skipped)
+      if (std::find(names.begin(), names.end(), s.second) == names.end()) names.push_back(s.second);
+    fail(file, imb.skipped.front().first,
+         "every IMB section measures a benchmark railkit has no collective for (" + join(names, ", ") + ")");
+  }
   return std::move(imb.out);
 }
 

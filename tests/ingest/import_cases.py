@@ -145,5 +145,55 @@ def report_beside_a_real_run(ctx):
     check("nccl-2.18_all_reduce_perf" in csv, csv[:500])
 
 
+REAL = os.path.join(FIX, "real")
+
+
+@case
+def real_logs_import_exactly_or_are_refused(ctx):
+    """Every real log of tests/fixtures/import/real as its expect.json says: imported, with each
+    stored record equal to the figures of the line it cites and every table row stored once (read
+    by real_log_reader.py, not by railkit), or refused with exit 6 and one line naming the line
+    and the reason."""
+    import real_log_reader as rr
+    expect = json.load(open(os.path.join(REAL, "expect.json")))
+    logs = sorted(f for f in os.listdir(REAL) if f.endswith(".log") or f.endswith(".json") and f != "expect.json")
+    check(sorted(expect["files"]) == logs, f"expect.json and the folder differ: {sorted(set(logs) ^ set(expect['files']))}")
+    runs = [(n, w) for n, w in sorted(expect["files"].items())] + [(n, w) for n, w in sorted(expect["with_args"].items())]
+    for name, want in runs:
+        out = ctx.path("real", name + "".join(want.get("args", [])))
+        rc, stdout, err = ctx.run("import", os.path.join(REAL, name), "--out", out, *want.get("args", []))
+        if "refused" in want:
+            line = err.strip().splitlines()
+            check(rc == 6 and len(line) == 1, f"{name}: exit {rc}, expected one line and 6: {err}")
+            check(line[0].startswith(f"railkit: error: {os.path.join(REAL, name)}:{want['refused']['line']}: "), f"{name}: {line[0]}")
+            check(want["refused"]["reason"] in line[0], f"{name}: {want['refused']['reason']!r} not in {line[0]!r}")
+            continue
+        check(rc == 0, f"{name}: exit {rc}: {err}")
+        docs = [json.load(open(os.path.join(out, f))) for f in sorted(os.listdir(out))]
+        check(len(docs) == len(want["docs"]), f"{name}: {len(docs)} documents, expected {len(want['docs'])}")
+        validate([os.path.join(out, f) for f in sorted(os.listdir(out))])
+        text = open(os.path.join(REAL, name), encoding="utf-8", errors="replace").read()
+        lines = rr.log_lines(text, want.get("prefix"))
+        tool = docs[0]["run"]["backend"]
+        tables = rr.nccl_tables(lines) if tool == "nccl-tests" else None
+        for doc, w in zip(sorted(docs, key=lambda d: d["run"]["imported"].get("first_line", 0)), want["docs"]):
+            where = f"{name} ({doc['run']['label']})"
+            for key, value in w.items():
+                got = {"op": doc["results"][0]["op"], "nranks": doc["run"].get("nranks"), "records": len(doc["results"]),
+                       "complete": doc["summary"]["complete"], "tool_version": doc["run"]["imported"].get("tool_version"),
+                       "op_from": doc["run"]["imported"].get("op_from")}[key]
+                check(got == value, f"{where}: {key} {got!r}, expected {value!r}")
+            check(doc["run"]["imported"].get("line_prefix", [None])[0] == want.get("prefix"), f"{where}: line_prefix {doc['run']['imported'].get('line_prefix')}")
+            if tool == "nccl-tests":
+                cited = rr.check_nccl(doc, tables, where)
+                rows = {ln for (_, _, rs) in tables for (ln, tok) in rs}
+            else:
+                cited = rr.check_table_rows(doc, tool, lines, where)
+                rows = rr.data_rows(tool, lines)
+            lo, hi = doc["run"]["imported"].get("first_line", 1), doc["run"]["imported"].get("last_line", len(lines))
+            rows = {ln for ln in rows if lo <= ln <= hi}
+            check(cited == rows, f"{where}: rows not stored {sorted(rows - cited)[:5]}, stored from no row {sorted(cited - rows)[:5]}")
+
+
 if __name__ == "__main__":
     sys.exit(railkit_main(CASES, __doc__, Ctx, "railkit-import-"))
