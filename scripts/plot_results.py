@@ -198,7 +198,8 @@ def build_plan(doc, yscale="log", panels_mode="both", given_title=""):
     ylabel = doc.get("ylabel", "busbw (GB/s)")
     panels = [p for p in doc["panels"] if isinstance(p, dict) and p.get("series")]
     if not panels:
-        raise BadInput("nothing to plot")
+        raise BadInput("nothing to plot: no series holds a value of the metric (imported logs leave out what their "
+                       "tool did not print; another --metric may have values)")
 
     # Series identity across panels: (config, group) in order of first appearance.
     keys, configs = [], []
@@ -266,7 +267,7 @@ def build_plan(doc, yscale="log", panels_mode="both", given_title=""):
         ref = {"y": sig(line_rate["GBps"]), "label": text + src,
                "color": REFERENCE_COLOR, "linestyle": (0, (6, 3)), "linewidth": 1.2}
 
-    out_panels, any_band, row = [], False, 0
+    out_panels, any_band, row, undrawn = [], False, 0, []
     for ck in colls:
         members = [p for p in panels if ((p.get("op"), p.get("dtype"), p.get("redop")) if p.get("placement")
                                          else ("title", p.get("title", ""))) == ck]
@@ -310,6 +311,7 @@ def build_plan(doc, yscale="log", panels_mode="both", given_title=""):
                         band = {"x": [b[0] for b in bp], "lo": [sig(b[1]) for b in bp],
                                 "hi": [sig(b[2]) for b in bp], "alpha": 0.18, "what": "p50..p99"} if bp else None
                     if not pts:
+                        undrawn.append(label_of(s))
                         continue
                     lines.append({"label": label_of(s), "x": [x for x, _ in pts], "y": [sig(y) for _, y in pts],
                                   "dropped": len(s["bytes"]) - len(pts), "band": band, **st})
@@ -354,7 +356,10 @@ def build_plan(doc, yscale="log", panels_mode="both", given_title=""):
     tl = [w for line in title_lines(doc, given_title, configs, any_band, any_latency and "latency" in kinds,
                                     panels_mode)
           for w in textwrap.wrap(line, int(cols * 7.5 * 11))]
-    longest = max(len(e["label"]) for e in legend)
+    if undrawn:  # all values 0 (or absent) where a log axis cannot show them: said, not failed
+        names = sorted(set(undrawn))
+        tl.append("not drawn (no value above 0%s): %s" % (" on a log axis" if yscale == "log" else "", ", ".join(names)))
+    longest = max((len(e["label"]) for e in legend), default=0)
     fit = int(cols * 7.5 * 13 // max(longest + 6, 1))  # about 13 small characters per inch
     ncol = max(1, min(4, fit, len(legend)))
     return {"schema": "railkit.plot-plan/1", "simulated": simulated,

@@ -51,15 +51,27 @@ std::string_view metric_column(Metric m) noexcept {
 
 bool higher_is_better(Metric m) noexcept { return m == Metric::Busbw || m == Metric::Algbw; }
 
-double metric_value(const ResultRecord& r, Metric m) noexcept {
+std::optional<double> metric_value(const ResultRecord& r, Metric m) noexcept {
+  // An imported record leaves out what its log did not print (OSU prints no busbw without --nranks).
+  const auto held = [&](const char* key) -> std::optional<double> {
+    if (!r.has(key)) return std::nullopt;
+    switch (m) {
+      case Metric::Busbw: return r.busbw_GBps;
+      case Metric::Algbw: return r.algbw_GBps;
+      case Metric::Time: return r.time_us.avg;
+      case Metric::P50: return r.time_us.p50;
+      case Metric::P99: return r.time_us.p99;
+    }
+    return std::nullopt;
+  };
   switch (m) {
-    case Metric::Busbw: return r.busbw_GBps;
-    case Metric::Algbw: return r.algbw_GBps;
-    case Metric::Time: return r.time_us.avg;
-    case Metric::P50: return r.time_us.p50;
-    case Metric::P99: return r.time_us.p99;
+    case Metric::Busbw: return held("busbw_GBps");
+    case Metric::Algbw: return held("algbw_GBps");
+    case Metric::Time: return held("time_us.avg");
+    case Metric::P50: return held("time_us.p50");
+    case Metric::P99: return held("time_us.p99");
   }
-  return 0;
+  return std::nullopt;
 }
 
 std::string CompareTable::title() const {
@@ -210,8 +222,10 @@ std::vector<CompareTable> build_tables(const Comparison& c) {
         if (it == keys.end()) keys.push_back(k);
         auto& cell = sums[{t, {r.bytes, r.group.value_or("")}}];
         cell.resize(n);
+        const auto v = metric_value(r, c.metric);
+        if (!v) continue;  // the row shows the value as absent ('-'), never as 0
         auto& acc = cell[i][rd.round];
-        acc.first += metric_value(r, c.metric);
+        acc.first += *v;
         acc.second += 1;
       }
   }
@@ -406,6 +420,20 @@ void mark_slowest_groups(Comparison& c) {
     }
 }
 
+/// One note per configuration whose records do not all hold the metric (imported logs leave out
+/// what their tool did not print): those cells show '-', never 0.
+void note_missing_metric(Comparison& c) {
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    size_t all = 0, without = 0;
+    for (const auto& rd : c.inputs[i].rounds)
+      for (const auto& r : rd.doc.results) all += 1, without += !metric_value(r, c.metric);
+    if (without == 0) continue;
+    c.notes.push_back(fmt::format("[{}] {}: {} of {} records hold no {} (imported from a log that did not print it and "
+                                  "railkit could not derive it; see run.imported): shown as '-'",
+                                  i + 1, c.inputs[i].name, without, all, metric_title(c.metric)));
+  }
+}
+
 /// Runs of consecutive sizes of a table and group with the same verdict (and winner), with the
 /// winner's ratio over the baseline there.
 std::vector<WinnerRange> winner_ranges(const Comparison& c) {
@@ -460,6 +488,7 @@ Comparison compare(std::vector<CompareInput> inputs, const CompareOptions& optio
   check_sim_vs_measured(c, options.allow_sim_vs_measured);
   if (std::string note = timing_methods_note(c); !note.empty()) c.notes.push_back(std::move(note));
   choose_baseline(c, options.baseline);
+  note_missing_metric(c);
   c.tables = build_tables(c);
   c.grouped = std::any_of(c.tables.begin(), c.tables.end(), [](const CompareTable& t) {
     return std::any_of(t.rows.begin(), t.rows.end(), [](const CompareRow& r) { return !r.group.empty(); });

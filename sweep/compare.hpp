@@ -31,8 +31,9 @@ std::string_view metric_title(Metric m) noexcept;
 /// The CSV column: busbw_GBps, algbw_GBps, time_us, p50_us, p99_us.
 std::string_view metric_column(Metric m) noexcept;
 bool higher_is_better(Metric m) noexcept;
-/// The metric of one result record (time: the loop average; p50/p99: of one iteration).
-double metric_value(const ResultRecord& r, Metric m) noexcept;
+/// The metric of one result record (time: the loop average; p50/p99: of one iteration); nullopt
+/// when the record does not hold it (an imported log that printed no such figure: run.imported).
+std::optional<double> metric_value(const ResultRecord& r, Metric m) noexcept;
 
 /// One round's document of a configuration.
 struct RoundDoc {

@@ -219,5 +219,38 @@ def renders_png_svg_pdf(ctx):
     check(rc == 6, f"--plot-yscale cubic: rc {rc}")
 
 
+@case
+def absent_and_zero_values(ctx):
+    """What a document does not hold is shown as absent, never as 0: an OSU allreduce imported
+    without --nranks (no busbw) beside a real run gives '-' in the table, an empty CSV field, a note
+    naming it and no series; a run whose busbw is all 0.00 (the 2.9.6 broadcast log) still plots on a
+    log axis, its series named as not drawn instead of failing (issue 28, class 6)."""
+    real = os.path.join(ROOT, "tests", "fixtures", "import", "real")
+    imp = ctx.path("imp")
+    for log in ("osu-5.6.2-allreduce-excalibur.log", "nccl-2.9.6-broadcast-error-col-i82.log"):
+        rc, _, se = ctx.run("import", os.path.join(real, log), "--out", imp)
+        check(rc == 0, f"import {log}: rc {rc}\n{se}")
+    osu, zero = os.path.join(imp, "osu-5.6.2-allreduce-excalibur.json"), os.path.join(imp, "nccl-2.9.6-broadcast-error-col-i82.json")
+    rc, text, se = ctx.run("report", osu, os.path.join(FIXTURES, "single.json"))
+    check(rc == 0, f"report: rc {rc}\n{se}")
+    check("19 of 19 records hold no busbw" in text, text[:800])
+    row = [l for l in text.splitlines() if l.strip().startswith("1 MiB") and "osu" not in l]
+    check(row and row[0].split()[2] == "-", f"the 1 MiB all_reduce row shows busbw as {row}")
+    rc, csv, se = ctx.run("report", "--format", "csv", osu)
+    first = csv.splitlines()[1].split(",")
+    head = csv.splitlines()[0].split(",")
+    check(first[head.index("busbw_GBps")] == "", f"absent busbw in the CSV as {first[head.index('busbw_GBps')]!r}")
+    rc, _, se = ctx.run("report", osu, "--html", ctx.path("osu.html"))
+    page = open(ctx.path("osu.html")).read()
+    check(rc == 0 and '<td class="num" data-v="4">4 B</td><td class="num">-</td>' in page, f"rc {rc} {se}: the 4 B row of the page")
+    series = ctx.series(osu, os.path.join(FIXTURES, "single.json"))
+    names = [s["config"] for p in series["panels"] for s in p["series"]]
+    check(not any("osu" in n for n in names), f"a series for a document without busbw: {names}")
+    rc, _, se = ctx.run("report", zero, "--plot-series", ctx.path("zero.json"))
+    check(rc == 0, se)
+    plan = ctx.plan(json.load(open(ctx.path("zero.json"))))
+    check(any(t.startswith("not drawn (no value above 0 on a log axis)") for t in plan["title_lines"]), plan["title_lines"])
+
+
 if __name__ == "__main__":
     sys.exit(railkit_main(CASES, __doc__, Ctx, "railkit-plot-"))
