@@ -102,6 +102,17 @@ constexpr LinePrefix kPrefixes[] = {
 
 }  // namespace
 
+/// The indentation every non-empty line shares (a log pasted as a markdown indented code block);
+/// 0 when a line starts in column 1, as every tool's own '#' lines do.
+std::size_t common_indent(const std::vector<std::string_view>& lines) {
+  std::size_t indent = std::string_view::npos;
+  for (const auto l : lines) {
+    if (trim(l).empty()) continue;
+    indent = std::min(indent, l.find_first_not_of(" \t"));
+  }
+  return indent == std::string_view::npos ? 0 : indent;
+}
+
 Unprefixed strip_line_prefixes(std::string_view text) {
   Unprefixed out{std::string(text), {}, 0};
   for (int pass = 0; pass < 2; ++pass) {  // a time, then a rank label: two layers at most
@@ -125,6 +136,15 @@ Unprefixed strip_line_prefixes(std::string_view text) {
     out.text = std::move(stripped);
     out.kinds.emplace_back(kPrefixes[best].kind);
     out.lines = std::max(out.lines, hits[best]);
+  }
+  if (const auto lines = import_detail::lines_of(out.text); const std::size_t indent = common_indent(lines)) {
+    std::string stripped;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      stripped.append(lines[i].substr(std::min(indent, lines[i].size())));
+      if (i + 1 < lines.size() || out.text.back() == '\n') stripped.push_back('\n');
+    }
+    out.text = std::move(stripped);
+    out.kinds.emplace_back("indented block");
   }
   return out;
 }

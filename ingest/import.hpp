@@ -48,7 +48,8 @@ struct ImportResult {
 /// --tag-output "[1,0]<stdout>:", Slurm's srun --label "0: ", MPICH/Intel MPI's -prepend-rank
 /// "[0] ", kubectl logs --prefix "[pod/NAME/CONTAINER] ", a time of day "00:55:22 " or an ISO 8601
 /// time. A kind is stripped only when at least half of the non-empty lines carry it; two layers at
-/// most (a time, then a rank label). Line numbers do not change.
+/// most (a time, then a rank label). After them, the indentation every non-empty line shares (a
+/// log pasted as a markdown indented block: "indented block"). Line numbers do not change.
 struct Unprefixed {
   std::string text;
   std::vector<std::string> kinds;  ///< the prefixes stripped, outermost first

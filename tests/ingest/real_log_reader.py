@@ -20,8 +20,12 @@ NCCL_LOG = re.compile(r"\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE).*$")
 def log_lines(text, prefix):
     """The log's lines (1-based list index + 1) without the named prefix."""
     pat = PREFIXES.get(prefix)
+    raw = text.split("\n")
+    if prefix == "indented block":  # a markdown indented block: the indentation all lines share
+        cut = min(len(l) - len(l.lstrip()) for l in raw if l.strip())
+        raw = [l[cut:] for l in raw]
     out = []
-    for line in text.split("\n"):
+    for line in raw:
         line = line.rstrip("\r")
         if pat:
             line = pat.sub("", line, count=1)
