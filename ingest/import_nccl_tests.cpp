@@ -69,6 +69,32 @@ std::string nccl_version_name(long long code) {
   return "NCCL " + std::to_string(code / 1000) + "." + std::to_string(code / 100 % 10) + "." + std::to_string(code % 100);
 }
 
+std::vector<std::string> op_candidates(const RowShape& s) {
+  const bool none = s.redop.empty() || s.redop == "none";
+  const bool whole = s.count * s.esize == s.size;
+  const bool shared = s.nranks > 1 && s.count * s.esize * static_cast<std::uint64_t>(s.nranks) == s.size;
+  std::vector<std::string> out;
+  if (!s.has_redop && !s.has_root) {  // before 2.13: all_gather and sendrecv
+    if (whole) out.push_back("sendrecv");
+    if (shared || s.nranks <= 1) out.push_back("all_gather");
+  } else if (!s.has_redop) {  // before 2.13: broadcast
+    out.push_back("broadcast");
+  } else if (s.has_root && s.root >= 0) {
+    out.push_back(none ? "broadcast" : "reduce");
+  } else {  // all_reduce, reduce_scatter, alltoall (before 2.13 without a root column), sendrecv, all_gather
+    if (whole && !none) out.push_back("all_reduce");
+    if (whole && !none && s.has_root) out.push_back("sendrecv");
+    if ((shared || (s.nranks <= 1 && whole)) && !none) out.push_back("reduce_scatter");
+    if ((shared || (s.nranks <= 1 && whole)) && none) {
+      if (s.has_root) out.push_back("all_gather");
+      out.push_back("alltoall");
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace nccl_detail
 
 namespace {

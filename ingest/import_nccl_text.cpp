@@ -306,16 +306,20 @@ void TextImport::read_line(std::string_view raw, std::size_t ln) {
       }
     return;
   }
+  const bool device = tok.size() > 3 && tok[0] == "#" && tok[1] == "Rank" && std::find(tok.begin(), tok.end(), "Pid") != tok.end();
   if (!run) {
-    if (table_layout(tok, file, ln)) open(ln);  // a table without the header lines
+    if (device || table_layout(tok, file, ln)) open(ln);  // a log cut before its '# nThread' line
     else return;
   }
   if (line.rfind("# Blocking Enabled", 0) == 0) {
     run->doc.run.options["blocking"] = true;
     return;
   }
-  if (tok.size() > 3 && tok[0] == "#" && tok[1] == "Rank" && std::find(tok.begin(), tok.end(), "Pid") != tok.end())
-    return device_line(line, ln);
+  if (device && run->layout) {  // device lines after a table: the next run's, its '# nThread' line missing
+    close(ln - 1);
+    open(ln);
+  }
+  if (device) return device_line(line, ln);
   if (line.rfind("#", 0) == 0) return comment_line(line, ln);
   row_line(tok, ln, !log.empty());
 }
@@ -553,36 +557,12 @@ void TextImport::row(const std::vector<std::string>& tok, std::size_t ln) {
   const std::string& alg = tok[l.pre + 1];
   if (const double a = to_double(alg).value_or(0); a > run->ratio_alg_value)
     run->ratio_alg_value = a, run->ratio_alg = alg, run->ratio_bus = tok[l.pre + 2];
-  if (n < tok.size()) run->doc.results.back().observed["timestamp"] = tok[n] + " " + tok[n + 1];
+  if (n < tok.size())  // -Z: the local time the row was printed
+    for (std::size_t k = run->doc.results.size() - (groups == l.groups ? groups : 1); k < run->doc.results.size(); ++k)
+      run->doc.results[k].observed["timestamp"] = tok[n] + " " + tok[n + 1];
 }
 
 }  // namespace
-
-std::vector<std::string> op_candidates(const RowShape& s) {
-  const bool none = s.redop.empty() || s.redop == "none";
-  const bool whole = s.count * s.esize == s.size;
-  const bool shared = s.nranks > 1 && s.count * s.esize * static_cast<std::uint64_t>(s.nranks) == s.size;
-  std::vector<std::string> out;
-  if (!s.has_redop && !s.has_root) {  // before 2.13: all_gather and sendrecv
-    if (whole) out.push_back("sendrecv");
-    if (shared || s.nranks <= 1) out.push_back("all_gather");
-  } else if (!s.has_redop) {  // before 2.13: broadcast
-    out.push_back("broadcast");
-  } else if (s.has_root && s.root >= 0) {
-    out.push_back(none ? "broadcast" : "reduce");
-  } else {  // all_reduce, reduce_scatter, alltoall (before 2.13 without a root column), sendrecv, all_gather
-    if (whole && !none) out.push_back("all_reduce");
-    if (whole && !none && s.has_root) out.push_back("sendrecv");
-    if ((shared || (s.nranks <= 1 && whole)) && !none) out.push_back("reduce_scatter");
-    if ((shared || (s.nranks <= 1 && whole)) && none) {
-      if (s.has_root) out.push_back("all_gather");
-      out.push_back("alltoall");
-    }
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
 
 ImportResult import_text(std::string_view text, const std::string& file, const ImportOptions& o) {
   const auto lines = lines_of(text);
