@@ -558,8 +558,8 @@ void TextImport::row(const std::vector<std::string>& tok, std::size_t ln) {
   if (const double a = to_double(alg).value_or(0); a > run->ratio_alg_value)
     run->ratio_alg_value = a, run->ratio_alg = alg, run->ratio_bus = tok[l.pre + 2];
   if (n < tok.size())  // -Z: the local time the row was printed
-    for (std::size_t k = run->doc.results.size() - (groups == l.groups ? groups : 1); k < run->doc.results.size(); ++k)
-      run->doc.results[k].observed["timestamp"] = tok[n] + " " + tok[n + 1];
+    for (std::size_t at = run->doc.results.size() - (groups == l.groups ? groups : 1); at < run->doc.results.size(); ++at)
+      run->doc.results[at].observed["timestamp"] = tok[n] + " " + tok[n + 1];
 }
 
 }  // namespace
