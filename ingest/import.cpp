@@ -32,7 +32,7 @@ constexpr Source kSources[] = {
          return true;
        const auto tok = split_ws(line);  // "#  Rank 0 [Group 0] Pid", "#  size  count  type"
        return tok.size() > 4 && tok[0] == "#" &&
-              ((tok[1] == "Rank" && (tok[3] == "Pid" || tok[5] == "Pid")) || (tok[1] == "size" && tok[2] == "count" && tok[3] == "type"));
+              ((tok[1] == "Rank" && (tok[3] == "Pid" || (tok.size() > 5 && tok[5] == "Pid"))) || (tok[1] == "size" && tok[2] == "count" && tok[3] == "type"));
      },
      "nccl-tests '# nThread' or table header or JSON", import_nccl_tests},
     {ImportSource::Imb, "imb",
