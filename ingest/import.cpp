@@ -168,12 +168,13 @@ ImportSource parse_import_source(std::string_view name) {
 }
 
 ImportSource detect_import_source(std::string_view original, const std::string& file) {
-  const Unprefixed u = strip_line_prefixes(original);
+  // Detection reads the first MiB: only that much is unprefixed (import_log unprefixes the whole).
+  const Unprefixed u = strip_line_prefixes(original.substr(0, 1 << 20));
   const std::string_view text = u.text;
   const std::string_view head = trim(text.substr(0, 4096));
-  if (!head.empty() && head.front() == '{' && text.find("\"nccl_version\"") != std::string_view::npos)
+  if (!head.empty() && head.front() == '{' && original.find("\"nccl_version\"") != std::string_view::npos)
     return ImportSource::NcclTests;
-  for (const auto line : import_detail::lines_of(text.substr(0, 1 << 20)))
+  for (const auto line : import_detail::lines_of(text))
     for (const auto& x : kSources)
       if (x.line_is_its(line)) return x.source;
   std::vector<std::string> signs;
@@ -246,6 +247,14 @@ ResultsDocument new_document(ImportSource tool, const std::string& file, std::st
                         "average", "options", "split", "summary.avg_busbw_GBps", "summary.errors"})
     d.run.absent.insert(k);
   return d;
+}
+
+void mark_incomplete(ResultsDocument& d, std::vector<std::string>& notes, const std::string& file, std::size_t line,
+                     const std::string& what, std::string_view cause, json detail) {
+  d.summary.complete = false;
+  d.error = ErrorRecord{std::string(error_code_name(ErrorCode::Usage)), exit_code(ErrorCode::Usage),
+                        what + " (" + std::string(cause) + ")", std::move(detail)};
+  notes.push_back(file + ":" + std::to_string(line) + ": " + what + ": imported as incomplete");
 }
 
 void known(ResultsDocument& d, const std::string& key) { d.run.absent.erase(key); }

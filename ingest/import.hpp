@@ -82,6 +82,11 @@ std::uint64_t whole(std::string_view tok, const std::string& file, std::size_t l
 /// label, backend = tool, and every run key absent except label, backend, timing, timing_method
 /// and sim; summary keys absent. Parsers fill in and un-mark what the source printed.
 ResultsDocument new_document(ImportSource tool, const std::string& file, std::string_view text, std::string_view format);
+/// A table that stops before its end (`what`: where it stops; `cause`: what may have cut it): the
+/// document is incomplete (summary.complete false, an error of code usage with `what`, `cause`
+/// and `detail`), and a note "FILE:LINE: what: imported as incomplete" goes into `notes`.
+void mark_incomplete(ResultsDocument& d, std::vector<std::string>& notes, const std::string& file, std::size_t line,
+                     const std::string& what, std::string_view cause, nlohmann::json detail);
 /// Marks a run key as known (removes it from run.absent).
 void known(ResultsDocument& d, const std::string& key);
 /// A record with every optional key absent except op, bytes, in_place and time_us.avg.

@@ -119,10 +119,8 @@ void ImbImport::mark_truncated(ResultsDocument& d) {
   const std::size_t line = tail.observed.value("source_line", std::size_t{0});
   const std::string what = "the IMB " + sec->bench + " table stops at " + std::to_string(printed) + " bytes (line " +
                            std::to_string(line) + "); the header announced sizes up to " + std::to_string(*max_bytes);
-  d.summary.complete = false;
-  d.error = ErrorRecord{std::string(error_code_name(ErrorCode::Usage)), exit_code(ErrorCode::Usage), what + " (a truncated log?)",
-                        json{{"last_bytes", printed}, {"announced_max_bytes", *max_bytes}, {"line", line}}};
-  out.notes.push_back(file + ":" + std::to_string(line) + ": " + what + ": imported as incomplete");
+  mark_incomplete(d, out.notes, file, line, what, "a truncated log?",
+                  json{{"last_bytes", printed}, {"announced_max_bytes", *max_bytes}, {"line", line}});
 }
 
 void ImbImport::close(std::size_t last) {

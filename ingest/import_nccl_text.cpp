@@ -157,7 +157,6 @@ struct Run {
   std::size_t pending_line = 0;
   std::vector<std::size_t> joined;      ///< first lines of rows joined again
   std::map<std::string, std::pair<std::uint64_t, int>> last;  ///< per dtype/redop/root: last size and cycle
-  bool cycles = false;
   json devices = json::array();
 };
 
@@ -183,7 +182,7 @@ struct TextImport {
   void program_line(std::string program, std::size_t ln);
   void nthread_line(std::string_view line, std::size_t ln);
   void device_line(std::string_view line, std::size_t ln);
-  void comment_line(std::string_view line, std::size_t ln);
+  void comment_line(std::string_view line, const std::vector<std::string>& tok, std::size_t ln);
   void row_line(std::vector<std::string> tok, std::size_t ln, bool cut);
   void row(const std::vector<std::string>& tok, std::size_t ln);
   ResultRecord placement(const std::vector<std::string>& tok, std::size_t at, ResultRecord r, bool in_place, std::size_t ln);
@@ -217,9 +216,10 @@ void TextImport::close(std::size_t line) {
       known(d, "hosts");
       known(d, "nnodes");
     }
+    const bool cycles = std::any_of(d.results.begin(), d.results.end(), [](const ResultRecord& r) { return r.cycle > 0; });
     for (auto& r : d.results) {
       if (run->iters > 0) r.iters = run->iters, r.absent.erase("iters");
-      if (run->cycles) r.absent.erase("cycle");
+      if (cycles) r.absent.erase("cycle");
     }
     if (d.run.absent.count("backend_version") && !nccl_version.empty())
       d.run.backend_version = "NCCL " + nccl_version, known(d, "backend_version"), d.run.imported["backend_version_from"] = "NCCL's log";
@@ -238,11 +238,8 @@ void TextImport::mark_truncated(std::size_t line) {
   const std::size_t last = run->doc.results.back().observed.value("source_line", std::size_t{0});
   const std::string what = "the table that starts at line " + std::to_string(run->table_line) + " stops at line " +
                            std::to_string(last) + " without nccl-tests' '# Avg bus bandwidth' line";
-  run->doc.summary.complete = false;
-  run->doc.error = ErrorRecord{std::string(error_code_name(ErrorCode::Usage)), exit_code(ErrorCode::Usage),
-                               what + " (a run that ended early, or a truncated log)",
-                               json{{"table_line", run->table_line}, {"last_row_line", last}, {"end_line", line}}};
-  out.notes.push_back(file + ":" + std::to_string(last) + ": " + what + ": imported as incomplete");
+  mark_incomplete(run->doc, out.notes, file, last, what, "a run that ended early, or a truncated log",
+                  json{{"table_line", run->table_line}, {"last_row_line", last}, {"end_line", line}});
 }
 
 /// The run's collective: its program line, --coll, the file's name, or the one collective its
@@ -300,7 +297,7 @@ void TextImport::read_line(std::string_view raw, std::size_t ln) {
     // A command line between runs ("./build/sendrecv_perf -b 8 ...", "mpirun ... all_reduce_perf"):
     // its program is the next run's.
     for (const auto& t : tok)
-      if (!op_of_program(t, nullptr).empty() || [&] { bool f = false; op_of_program(t, &f); return f; }()) {
+      if (!op_of_program(t, nullptr).empty()) {  // railkit's collectives and the foreign programs alike
         pending_program = t, pending_program_line = ln;
         break;
       }
@@ -320,7 +317,7 @@ void TextImport::read_line(std::string_view raw, std::size_t ln) {
     open(ln);
   }
   if (device) return device_line(line, ln);
-  if (line.rfind("#", 0) == 0) return comment_line(line, ln);
+  if (line.rfind("#", 0) == 0) return comment_line(line, tok, ln);
   row_line(tok, ln, !log.empty());
 }
 
@@ -427,8 +424,8 @@ void TextImport::device_line(std::string_view line, std::size_t ln) {
 }
 
 /// The table header, "# Out of bounds values" and "# Avg bus bandwidth"; other comments are skipped.
-void TextImport::comment_line(std::string_view line, std::size_t ln) {
-  if (auto l = table_layout(split_ws(line), file, ln)) {
+void TextImport::comment_line(std::string_view line, const std::vector<std::string>& tok, std::size_t ln) {
+  if (auto l = table_layout(tok, file, ln)) {
     if (run->layout) fail(file, ln, "a second table header before the first table's '# Avg bus bandwidth' line");
     run->layout = std::move(l);
     run->table_line = ln;
@@ -439,7 +436,6 @@ void TextImport::comment_line(std::string_view line, std::size_t ln) {
   if (!run->pending.empty())
     fail(file, run->pending_line, "a table row with " + std::to_string(run->pending.size()) + " of its " +
                                       std::to_string(run->layout->width()) + " columns, then line " + std::to_string(ln) + " (a truncated line?)");
-  const auto tok = split_ws(line);
   if (line.rfind("# Out of bounds values", 0) == 0) {
     const auto colon = std::find(tok.begin(), tok.end(), ":");
     if (colon == tok.end() || colon + 1 == tok.end()) fail(file, ln, "no count after '# Out of bounds values :'");
@@ -545,7 +541,7 @@ void TextImport::row(const std::vector<std::string>& tok, std::size_t ln) {
     run->shape = RowShape{l.has_redop, l.has_root, l.has_redop ? tok[3] : "", base.root, size, count, element_size(dtype), run->nranks};
   // -N cycles, and -d all / -o all / -r all runs: the sizes start again.
   auto& [last, cycle] = run->last[dtype + "/" + base.redop + "/" + std::to_string(base.root)];
-  if (last && size <= last) ++cycle, run->cycles = true;
+  if (last && size <= last) ++cycle;
   last = size;
   base.cycle = cycle;
   if (groups == l.groups) {
@@ -567,8 +563,7 @@ void TextImport::row(const std::vector<std::string>& tok, std::size_t ln) {
 ImportResult import_text(std::string_view text, const std::string& file, const ImportOptions& o) {
   const auto lines = lines_of(text);
   TextImport t(text, file, o);
-  bool foreign = false;
-  if (const std::string p = op_of_program(file, &foreign); !p.empty()) t.file_program = std::string(file);
+  if (!op_of_program(file, nullptr).empty()) t.file_program = file;
   for (std::size_t i = 0; i < lines.size(); ++i) t.read_line(lines[i], i + 1);
   t.close(lines.size());
   if (t.out.docs.empty()) {

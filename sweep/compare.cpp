@@ -53,23 +53,13 @@ bool higher_is_better(Metric m) noexcept { return m == Metric::Busbw || m == Met
 
 std::optional<double> metric_value(const ResultRecord& r, Metric m) noexcept {
   // An imported record leaves out what its log did not print (OSU prints no busbw without --nranks).
-  const auto held = [&](const char* key) -> std::optional<double> {
-    if (!r.has(key)) return std::nullopt;
-    switch (m) {
-      case Metric::Busbw: return r.busbw_GBps;
-      case Metric::Algbw: return r.algbw_GBps;
-      case Metric::Time: return r.time_us.avg;
-      case Metric::P50: return r.time_us.p50;
-      case Metric::P99: return r.time_us.p99;
-    }
-    return std::nullopt;
-  };
+  const auto held = [&](const char* key, double v) { return r.has(key) ? std::optional<double>(v) : std::nullopt; };
   switch (m) {
-    case Metric::Busbw: return held("busbw_GBps");
-    case Metric::Algbw: return held("algbw_GBps");
-    case Metric::Time: return held("time_us.avg");
-    case Metric::P50: return held("time_us.p50");
-    case Metric::P99: return held("time_us.p99");
+    case Metric::Busbw: return held("busbw_GBps", r.busbw_GBps);
+    case Metric::Algbw: return held("algbw_GBps", r.algbw_GBps);
+    case Metric::Time: return held("time_us.avg", r.time_us.avg);
+    case Metric::P50: return held("time_us.p50", r.time_us.p50);
+    case Metric::P99: return held("time_us.p99", r.time_us.p99);
   }
   return std::nullopt;
 }
