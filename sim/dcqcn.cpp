@@ -86,6 +86,7 @@ RpConfig rp_config(const NvidiaDcqcn& d, double line_rate_bps, std::uint64_t byt
   c.first_cnp_rate_bps = std::min(static_cast<double>(d.rate_to_set_on_first_cnp) * 1e6, c.max_rate_bps);
   c.clamp_always = d.clamp_tgt_rate != 0;
   c.clamp_after_time_inc = d.clamp_tgt_rate_after_time_inc != 0;
+  c.hyper_grows = false;
   return c;
 }
 
@@ -108,6 +109,7 @@ RpConfig rp_config(const PaperDcqcn& p, double line_rate_bps) {
   c.first_cnp_rate_bps = 0;
   c.clamp_always = true;
   c.clamp_after_time_inc = true;
+  c.hyper_grows = true;
   return c;
 }
 
@@ -212,9 +214,21 @@ void ReactionPoint::on_sent(std::uint64_t bytes) {
 }
 
 void ReactionPoint::increase() {
-  const int hi = std::max(t_stage_, bc_stage_);
-  const int lo = std::min(t_stage_, bc_stage_);
-  if (hi >= c_->f) rt_ += lo >= c_->f ? c_->hai_bps * (lo - c_->f + 1) : c_->ai_bps;  // hyper : additive
+  // t_stage_ and bc_stage_ count this event too. A stage of F events of fast recovery, then the
+  // state machine advances (NVIDIA: rpg_threshold is "the number of times rpByteStage or
+  // rpTimeStage can count before the RP rate control state machine advances states"; HPCC's
+  // rdma-hw.cc tests the stage before counting the event: F steps). With the byte counter off the
+  // timer alone decides (HPCC: one additive step at stage F, hyper after it); with both counters,
+  // additive once either passed F and hyper once both did (paper).
+  const bool bytes_on = c_->byte_counter_bytes > 0;
+  const int hi = bytes_on ? std::max(t_stage_, bc_stage_) : t_stage_;
+  const int lo = bytes_on ? std::min(t_stage_, bc_stage_) : t_stage_ - 1;
+  if (hi > c_->f) {
+    if (lo > c_->f)
+      rt_ += c_->hyper_grows ? c_->hai_bps * (lo - c_->f) : c_->hai_bps;  // paper: i x R_HAI; NVIDIA: R_HAI
+    else
+      rt_ += c_->ai_bps;
+  }
   rt_ = std::min(rt_, c_->max_rate_bps);
   rc_ = (rt_ + rc_) / 2;
   ++increases_;

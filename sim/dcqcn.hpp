@@ -83,6 +83,7 @@ struct RpConfig {
   double first_cnp_rate_bps = 0;    ///< 0 = cut as usual on the first CNP
   bool clamp_always = true;         ///< target = current rate on every cut
   bool clamp_after_time_inc = true; ///< ... or when a timer increase happened since the last cut
+  bool hyper_grows = false;         ///< paper: RT += i x R_HAI (i = hyper steps so far); NVIDIA: RT += R_HAI
 };
 
 /// The NVIDIA variant at `line_rate_bps`; rpg_byte_reset counts units of `byte_reset_unit_bytes`.

@@ -49,8 +49,8 @@ ojson parameters(const Scenario& s) {
   for (std::size_t q = 0; q < kPriorities; ++q) {
     const EcnSpec& e = s.sw.ecn[q];
     if (!e.enabled) continue;
-    ecn[std::to_string(q)] = e.hpcc_scaled ? ojson("hpcc: 100 kB, 400 kB x rate/25G, 0.2")
-                                         : ojson{{"kmin_bytes", e.thresholds.kmin_bytes}, {"kmax_bytes", e.thresholds.kmax_bytes}, {"pmax", e.thresholds.pmax}};
+    ecn[std::to_string(q)] = e.preset != EcnPreset::Given ? ojson(ecn_preset_description(e.preset))
+                                                          : ojson{{"kmin_bytes", e.thresholds.kmin_bytes}, {"kmax_bytes", e.thresholds.kmax_bytes}, {"pmax", e.thresholds.pmax}};
   }
   ojson pfc_prios = ojson::array();
   for (std::size_t q = 0; q < kPriorities; ++q)

@@ -2,6 +2,8 @@
 // RoCEv2 on Ethernet: frame sizes, wire times and the switch-side formulas (ECN marking
 // probability, PFC headroom, default ECN thresholds). Pure functions; sources in sim/README.md.
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 namespace railkit::sim {
 
@@ -63,6 +65,23 @@ struct EcnThresholds {
 
 /// The DCQCN paper's switch setting (SIGCOMM'15, 40G): Kmin 5 kB, Kmax 200 kB, Pmax 1% (kB = 1000 B).
 inline constexpr EcnThresholds kDcqcnPaperEcn{5'000, 200'000, 0.01};
+
+/// Where a queue's ECN thresholds come from.
+enum class EcnPreset {
+  Given,       ///< kmin_bytes, kmax_bytes, pmax as written, on every port
+  DcqcnPaper,  ///< the paper's 40G setting scaled to the port rate (same queueing time): x rate/40G
+  Hpcc,        ///< the HPCC paper's: 100 kB, 400 kB x rate/25G, Pmax 0.2
+  Sonic,       ///< SONiC's default lossless WRED profile: 1 MiB, 2 MiB, 5% (whatever the rate)
+};
+
+/// "dcqcn_paper", "hpcc", "sonic" (and "given" for Given).
+const char* ecn_preset_name(EcnPreset p) noexcept;
+/// The preset of `name`, or nullopt.
+std::optional<EcnPreset> ecn_preset_from_name(std::string_view name) noexcept;
+/// One line saying what the preset sets ("dcqcn_paper: 5 kB, 200 kB, 1% x rate/40G").
+const char* ecn_preset_description(EcnPreset p) noexcept;
+/// The thresholds of preset `p` on a port of `rate_bps` (`given` for EcnPreset::Given).
+EcnThresholds ecn_thresholds(EcnPreset p, double rate_bps, const EcnThresholds& given) noexcept;
 
 /// The HPCC paper's DCQCN setting scaled to the link rate: Kmin = 100 kB * rate/25G,
 /// Kmax = 400 kB * rate/25G, Pmax = 0.2 (kB = 1000 B). At 100 Gb/s: 400 kB, 1600 kB, 0.2.

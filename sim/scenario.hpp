@@ -58,12 +58,12 @@ struct NicSpec {
 
 enum class SchedulerKind { Strict, Dwrr };
 
-/// ECN marking of one egress queue: fixed thresholds (the DCQCN paper's by default), or
-/// hpcc_ecn_thresholds() of each port's rate.
+/// ECN marking of one egress queue: a preset (by default the DCQCN paper's 40G thresholds scaled
+/// to each port's rate) or the thresholds given.
 struct EcnSpec {
   bool enabled = false;
-  bool hpcc_scaled = false;
-  EcnThresholds thresholds = kDcqcnPaperEcn;
+  EcnPreset preset = EcnPreset::DcqcnPaper;
+  EcnThresholds thresholds = kDcqcnPaperEcn;  ///< EcnPreset::Given
 };
 
 /// ECN on priority 3 only, thresholds from the port's rate.

@@ -148,23 +148,24 @@ void read_ecn(const json& v, const std::string& key, const Ctx& c, Scenario& s) 
   std::array<bool, kPriorities> on{};
   for (std::size_t p = 0; p < kPriorities; ++p) on[p] = s.sw.ecn[p].enabled;
   if (v.contains("priorities")) on = detail::read_priorities(v["priorities"], key + ".priorities", c);
-  bool hpcc = false;
+  EcnPreset preset = EcnPreset::DcqcnPaper;
   if (v.contains("preset")) {
-    const std::string preset = detail::read_string(v["preset"], key + ".preset", c);
-    if (preset != "dcqcn_paper" && preset != "hpcc")
-      throw UsageError(c.where(key + ".preset") + ": '" + preset + "': expected dcqcn_paper or hpcc");
-    hpcc = preset == "hpcc";
+    const std::string name = detail::read_string(v["preset"], key + ".preset", c);
+    const auto p = ecn_preset_from_name(name);
+    if (!p) throw UsageError(c.where(key + ".preset") + ": '" + name + "': expected dcqcn_paper, hpcc or sonic");
+    preset = *p;
   }
   const bool given = v.contains("kmin_bytes") || v.contains("kmax_bytes") || v.contains("pmax");
   if (given && v.contains("preset")) throw UsageError(c.where(key + ".preset") + ": give a preset or kmin_bytes, kmax_bytes and pmax, not both");
+  if (given) preset = EcnPreset::Given;
   const EcnThresholds t = given ? read_thresholds(v, key, c) : kDcqcnPaperEcn;
-  for (std::size_t p = 0; p < kPriorities; ++p) s.sw.ecn[p] = {on[p], hpcc, t};
+  for (std::size_t p = 0; p < kPriorities; ++p) s.sw.ecn[p] = {on[p], preset, t};
   if (!v.contains("per_priority")) return;
   const json& per = v["per_priority"];
   if (!all_digit_keys(per)) throw UsageError(c.where(key + ".per_priority") + ": expected a mapping of priorities 0..7");
   for (auto it = per.begin(); it != per.end(); ++it) {
     const auto p = static_cast<std::size_t>(it.key()[0] - '0');
-    s.sw.ecn[p] = {true, false, read_thresholds(*it, key + ".per_priority." + it.key(), c)};
+    s.sw.ecn[p] = {true, EcnPreset::Given, read_thresholds(*it, key + ".per_priority." + it.key(), c)};
   }
 }
 

@@ -50,7 +50,7 @@ void Switch::finalize() {
     for (std::size_t p = 0; p < kPriorities; ++p) {
       if (spec_->pfc_enabled && spec_->pfc[p]) reserved += pt.headroom_bytes;
       const EcnSpec& e = spec_->ecn[p];
-      pt.ecn[p] = !e.enabled ? EcnThresholds{UINT64_MAX, UINT64_MAX, 0} : e.hpcc_scaled ? hpcc_ecn_thresholds(rate) : e.thresholds;
+      pt.ecn[p] = !e.enabled ? EcnThresholds{UINT64_MAX, UINT64_MAX, 0} : ecn_thresholds(e.preset, rate, e.thresholds);
     }
   }
   if (reserved + 4ull * ports_.size() * mtu_frame_ > spec_->buffer_bytes)

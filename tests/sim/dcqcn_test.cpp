@@ -151,11 +151,38 @@ TEST(SimDcqcn, PaperFastRecoveryThenAdditive) {
   rs::ReactionPoint rp(&c);
   rp.on_cnp(0);
   rp.on_cnp(1);  // RC 10 G, RT 20 G
-  for (int i = 1; i <= 4; ++i) {
+  for (int i = 1; i <= 5; ++i) {  // F = 5 fast-recovery steps (HPCC's rdma-hw.cc: stage < F before counting)
     rp.on_timer(rp.timer_deadline_ps());
     EXPECT_DOUBLE_EQ(rp.target_bps(), 20e9) << "fast recovery step " << i;
   }
-  EXPECT_NEAR(rp.rate_bps(), 20e9 - 10e9 / 16, 1);
-  rp.on_timer(rp.timer_deadline_ps());  // T = F = 5: additive
+  EXPECT_NEAR(rp.rate_bps(), 20e9 - 10e9 / 32, 1);
+  rp.on_timer(rp.timer_deadline_ps());  // the sixth timer event: additive (the byte counter is below F)
   EXPECT_DOUBLE_EQ(rp.target_bps(), 20e9 + 40e6);
+  rp.on_sent(6 * p.byte_counter_bytes);  // byte counter passes F: AI for events 1..5, hyper at the sixth
+  EXPECT_DOUBLE_EQ(rp.target_bps(), 20e9 + 40e6 + 5 * 40e6 + 200e6);
+}
+
+// NVIDIA (HPCC's mlx model): with the byte counter off the timer alone decides: F = rpg_threshold
+// fast-recovery steps, one additive step, then hyper steps of a fixed rpg_hai_rate each.
+TEST(SimDcqcn, NvidiaTimerStagesFastAdditiveThenFixedHyper) {
+  rs::NvidiaDcqcn d = rs::nvidia_defaults();
+  d.rpg_byte_reset = 0;
+  d.rpg_threshold = 2;
+  d.clamp_tgt_rate = 1;
+  const auto c = rs::rp_config(d, 100e9, 64);
+  rs::ReactionPoint rp(&c);
+  rp.on_cnp(0);
+  rp.on_cnp(4 * kUs);  // second cut: RT = RC before it
+  const double rt = rp.target_bps();
+  ASSERT_LT(rt, 60e9);
+  for (int i = 1; i <= 2; ++i) {
+    rp.on_timer(rp.timer_deadline_ps());
+    EXPECT_DOUBLE_EQ(rp.target_bps(), rt) << "fast recovery step " << i;
+  }
+  rp.on_timer(rp.timer_deadline_ps());
+  EXPECT_NEAR(rp.target_bps(), rt + 5e6, 1);  // additive: rpg_ai_rate
+  rp.on_timer(rp.timer_deadline_ps());
+  EXPECT_NEAR(rp.target_bps(), rt + 5e6 + 50e6, 1);  // hyper: rpg_hai_rate
+  rp.on_timer(rp.timer_deadline_ps());
+  EXPECT_NEAR(rp.target_bps(), rt + 5e6 + 100e6, 1);  // and again the same step, not twice it
 }
