@@ -73,6 +73,7 @@ FluidResult integrate_dcqcn_fluid(const FluidParams& p) {
   FluidResult r;
   double q_sum = 0;
   double rc_sum = 0;
+  double cnp_sum = 0;
   double window = 0;
   r.min_queue_pkts = INFINITY;
   r.max_queue_pkts = 0;
@@ -91,6 +92,7 @@ FluidResult integrate_dcqcn_fluid(const FluidParams& p) {
       r.target_pps.push_back(s.rt);
       r.alpha.push_back(s.alpha);
     }
+    cnp_sum += (1.0 - survive(pd, p.tau_s * rd)) / p.tau_s;  // a(t) / tau: CNPs per second
     if (t >= p.average_from_s) {
       q_sum += s.q;
       rc_sum += s.rc;
@@ -104,6 +106,7 @@ FluidResult integrate_dcqcn_fluid(const FluidParams& p) {
     s.alpha = std::clamp(s.alpha + ds.alpha * p.dt_s, 0.0, 1.0);
     s.q = std::max(0.0, s.q + ds.q * p.dt_s);
   }
+  r.mean_cnp_rate_per_s = cnp_sum / static_cast<double>(steps + 1);
   if (window > 0) {
     r.mean_queue_pkts = q_sum / window;
     r.mean_rate_pps = rc_sum / window;

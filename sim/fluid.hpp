@@ -39,6 +39,7 @@ struct FluidResult {
   std::vector<double> alpha;        ///< alpha(t)
   double mean_queue_pkts = 0;       ///< time average of q over the steady window
   double mean_rate_pps = 0;         ///< time average of RC over the steady window
+  double mean_cnp_rate_per_s = 0;   ///< CNPs per second each flow receives (a / tau), whole run
   double min_queue_pkts = 0;        ///< extremes of q over the steady window (oscillation)
   double max_queue_pkts = 0;
 };

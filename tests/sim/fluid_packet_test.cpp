@@ -65,6 +65,8 @@ struct Pair {
   double fluid_goodput_Gbps = 0;
   double marked_fraction = 0;      ///< ECN-marked share of the bottleneck's packets, steady window
   double mark_prob_at_mean = 0;    ///< p(mean packet queue) on the switch's curve
+  double packet_cnp_per_flow_ms = 0;  ///< CNPs each flow received per ms, over the whole run
+  double fluid_cnp_per_flow_ms = 0;   ///< the fluid model's CNP rate a(t)/tau, steady window
 };
 
 /// Both models for (n, marking), computed once per test program.
@@ -84,6 +86,10 @@ const Pair& compare(int n, bool linear) {
   for (const auto& fl : r.flows) x.packet_goodput_Gbps += fl.steady_throughput_Gbps / static_cast<double>(r.flows.size());
   x.fluid_goodput_Gbps = f.mean_rate_pps * s.topology.mtu_bytes * 8 / 1e9;
   x.marked_fraction = static_cast<double>(b.steady_ecn_marked) / static_cast<double>(std::max<std::uint64_t>(1, b.steady_tx_packets));
+  double cnps = 0;
+  for (const auto& fl : r.flows) cnps += static_cast<double>(fl.cnps_received);
+  x.packet_cnp_per_flow_ms = cnps / static_cast<double>(r.flows.size()) / (static_cast<double>(s.duration_ps) * 1e-9);
+  x.fluid_cnp_per_flow_ms = f.mean_cnp_rate_per_s * 1e-3;
   x.mark_prob_at_mean = rs::ecn_mark_probability(static_cast<std::uint64_t>(x.packet_queue_bytes), e.kmin_bytes, e.kmax_bytes, e.pmax);
   const std::string k = std::string(linear ? "linear" : "paper") + ".n" + std::to_string(n) + ".";
   measured(k + "packet_queue_bytes", x.packet_queue_bytes);
@@ -93,6 +99,8 @@ const Pair& compare(int n, bool linear) {
   measured(k + "fluid_goodput_Gbps", x.fluid_goodput_Gbps);
   measured(k + "rate_deviation", x.packet_goodput_Gbps / x.fluid_goodput_Gbps - 1);
   measured(k + "marked_fraction", x.marked_fraction);
+  measured(k + "packet_cnp_per_flow_ms", x.packet_cnp_per_flow_ms);
+  measured(k + "fluid_cnp_per_flow_ms", x.fluid_cnp_per_flow_ms);
   measured(k + "mark_probability_at_mean_queue", x.mark_prob_at_mean);
   return cache.emplace(std::make_pair(n, linear), x).first->second;
 }
@@ -101,11 +109,14 @@ double deviation(double a, double b) { return std::abs(a - b) / b; }
 
 }  // namespace
 
-// Per-flow rates agree within 25% for every N (both reach about C/N).
-TEST(SimFluidVsPacket, RatesAgree) {
+// The feedback loop agrees: per-flow goodput (both near C/N: a sanity check, not a finding) and
+// the rate of CNPs each flow receives, which depends on the queue's marking and the NP's window
+// (packet: counted; fluid: a(t)/tau), within 25% for every N.
+TEST(SimFluidVsPacket, RatesAndCnpRatesAgree) {
   for (int n : {2, 10, 64}) {
     const Pair& x = compare(n, false);
     EXPECT_LE(deviation(x.packet_goodput_Gbps, x.fluid_goodput_Gbps), 0.25) << "N = " << n;
+    EXPECT_LE(deviation(x.packet_cnp_per_flow_ms, x.fluid_cnp_per_flow_ms), 0.25) << "N = " << n;
   }
 }
 
@@ -118,17 +129,11 @@ TEST(SimFluidVsPacket, QueueAgreesWhereMarkingIsLinear) {
   }
 }
 
-// With the paper's marking (every packet above Kmax = 200 kB) the queue agrees for N = 2 only.
-// For N = 10 and 64 the packet-level queue oscillates across Kmax and the marks come mostly from
-// those excursions (the marked share is several times p(mean queue)): the loop settles at a
-// lower mean queue than the fluid model's, which stays at (N = 10) or oscillates symmetrically
-// about (N = 64) its fixed point. This test pins that explanation, not a tolerance.
-TEST(SimFluidVsPacket, KmaxCliffLowersThePacketQueue) {
+// With the paper's marking curve (every packet above Kmax = 200 kB) the queue agrees within 25%
+// for N = 2. For N = 10 and 64 it does not (packet 42% and 51% below the fluid model): that
+// disagreement is reported by the measured figures above and explained in sim/README.md ("Fluid
+// model"), not asserted here.
+TEST(SimFluidVsPacket, QueueAgreesWithThePaperMarkingForTwoFlows) {
   const Pair& two = compare(2, false);
   EXPECT_LE(deviation(two.packet_queue_bytes, two.fluid_queue_bytes), 0.25);
-  for (int n : {10, 64}) {
-    const Pair& x = compare(n, false);
-    EXPECT_LT(x.packet_queue_bytes, 0.75 * x.fluid_queue_bytes) << "N = " << n;
-    EXPECT_GT(x.marked_fraction, 3 * x.mark_prob_at_mean) << "N = " << n;
-  }
 }
