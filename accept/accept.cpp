@@ -320,7 +320,7 @@ std::vector<std::string> profile_inert_knobs(const ProfileDocument& p, const std
   for (const auto& [k, v] : p.env) names.push_back(k);
   for (const auto& [prio, attrs] : p.dcqcn)
     for (const auto& [attr, v] : attrs) names.push_back(attr);
-  return inert_knobs(names, RunTarget{backend, crosses_fabric});
+  return inert_knobs(names, RunTarget{backend, crosses_fabric, {}});
 }
 
 int run_accept(const AcceptOptions& o, char* const* envp, std::ostream& out, std::ostream& progress) {

@@ -252,6 +252,7 @@ std::optional<Reach> knob_reach(std::string_view name) noexcept {
 bool reaches(Reach r, const RunTarget& t) noexcept {
   if (t.backend == "nccl" && has(r, Reach::Nccl)) return true;
   if (t.backend == "mpi" && has(r, Reach::Mpi)) return true;
+  if (t.backend == "sim" && t.sim_fidelity == "flow") return has(r, Reach::Nccl);
   if (t.backend == "sim" && has(r, Reach::Sim)) return true;
   return has(r, Reach::RoceFabric) && t.crosses_fabric && (t.backend == "mpi" || t.backend == "nccl");
 }

@@ -83,6 +83,7 @@ std::optional<std::int64_t> tunable_int(const Tunable& t, std::string_view value
 struct RunTarget {
   std::string backend;          ///< railkit-bench's run.backend: "mpi" | "nccl" | "sim"
   bool crosses_fabric = false;  ///< its traffic crosses the network between nodes (more than one node)
+  std::string sim_fidelity;     ///< backend sim: "packet" | "flow" ("" when unknown: judged as packet)
 };
 
 /// The reach of an environment variable or DCQCN attribute: its row's, else its family's
@@ -92,7 +93,9 @@ struct RunTarget {
 std::optional<Reach> knob_reach(std::string_view name) noexcept;
 
 /// Whether a knob of reach `r` can change a measurement on `t`: t's backend is in `r`, or `r`
-/// holds RoceFabric and t is a real backend (mpi, nccl) whose traffic crosses the fabric.
+/// holds RoceFabric and t is a real backend (mpi, nccl) whose traffic crosses the fabric. The
+/// simulator at flow fidelity models no congestion control, ECN or PFC: there only the knobs NCCL
+/// reads (its planner's) act, never a DCQCN attribute or a switch setting.
 bool reaches(Reach r, const RunTarget& t) noexcept;
 
 /// "nccl, sim", "mpi", "a RoCE fabric between nodes, sim" ...; "nothing" for Reach::None.

@@ -307,7 +307,7 @@ void find_inert(Comparison& c) {
       for (const auto& [k, v] : base_env)
         if (!env.count(k)) diff.push_back(k);
     }
-    const auto from_diff = inert_knobs(diff, RunTarget{backend, false});
+    const auto from_diff = inert_knobs(diff, RunTarget{backend, false, {}});
     for (const auto& k : from_diff)
       if (std::find(knobs.begin(), knobs.end(), k) == knobs.end()) knobs.push_back(k);
     c.inert[i] = !diff.empty() && from_diff.size() == std::set<std::string>(diff.begin(), diff.end()).size();

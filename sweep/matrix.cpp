@@ -252,7 +252,7 @@ std::vector<InertKnob> inert_in(const std::vector<BenchConfig>& configs, const s
   for (const auto& c : configs)
     for (const auto& [k, v] : c.env) names.push_back(k);
   std::vector<InertKnob> out;
-  for (const auto& n : inert_knobs(names, RunTarget{backend, false})) {
+  for (const auto& n : inert_knobs(names, RunTarget{backend, false, {}})) {
     auto it = sources.find(n);
     out.push_back(InertKnob{n, reach_text(*knob_reach(n)), it == sources.end() ? std::string() : it->second});
   }

@@ -1,6 +1,7 @@
 #include "tuner/evidence.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -72,6 +73,51 @@ Comparisons compare_runs(const std::vector<ValidationRecord>& runs, std::size_t 
   return c;
 }
 
+/// Whether a simulated gain is more than the seeds' spread: the interval above 1 and every seed
+/// gaining. A gain some seeds do not show is noise (issue 29).
+bool gain_beyond_seed_spread(const Cmp& x) {
+  if (x.pr.lo <= 1.0 || x.base.empty()) return false;
+  for (std::size_t i = 0; i < x.base.size(); ++i)
+    if (x.tuned[i] <= x.base[i]) return false;
+  return true;
+}
+
+/// Per bucket, the best candidate against the baseline seed by seed: each held-out seed's busbw
+/// and ratio, the spread of the ratios, how many seeds gain, and the verdict.
+json seed_spread_json(const std::vector<ValidationRecord>& runs, const Comparisons& c) {
+  json out = json::array();
+  if (c.per_candidate.empty()) return out;
+  std::map<int, std::uint64_t> seed_of_round;
+  for (const auto& r : runs)
+    if (r.sim_seed) seed_of_round[r.round] = *r.sim_seed;
+  for (const auto& [k, x] : c.per_candidate[0]) {
+    const auto base = series(runs, validation_role(0), k);
+    const auto best = series(runs, validation_role(1), k);
+    json seeds = json::array();
+    int gains = 0;
+    double lo = INFINITY, hi = 0;
+    for (const auto& [round, b] : base) {
+      const auto it = best.find(round);
+      if (it == best.end()) continue;
+      const double ratio = it->second / b;
+      gains += ratio > 1.0 ? 1 : 0;
+      lo = std::min(lo, ratio);
+      hi = std::max(hi, ratio);
+      seeds.push_back({{"round", round}, {"seed", seed_of_round.count(round) ? json(seed_of_round[round]) : json(nullptr)},
+                       {"baseline_busbw_GBps", b}, {"best_busbw_GBps", it->second}, {"ratio", ratio}});
+    }
+    const int n = static_cast<int>(seeds.size());
+    const std::string verdict =
+        gain_beyond_seed_spread(x) ? "gain beyond the seed spread"
+        : (x.pr.hi < 1.0 && gains == 0) ? "loss beyond the seed spread"
+                                         : fmt::format("noise: within the seed spread (gain in {} of {} seeds)", gains, n);
+    out.push_back({{"coll", k.coll}, {"bucket_lower_bytes", k.lower_bytes}, {"seeds", seeds}, {"ratio_min", n ? json(lo) : json(nullptr)},
+                   {"ratio_max", n ? json(hi) : json(nullptr)}, {"seeds_with_gain", gains}, {"ratio", x.pr.ratio},
+                   {"ci95", {x.pr.lo, x.pr.hi}}, {"verdict", verdict}});
+  }
+  return out;
+}
+
 /// What a simulated session's evidence says: the simulation (cluster file and hash, fidelity,
 /// seeds) and that it is never validated.
 json simulated_json(const TuneOptions& o, const SessionEvidence& e) {
@@ -105,7 +151,10 @@ void fill_evidence(const TuneOptions& o, const SessionEvidence& e, const Compari
   const bool simulated = simulated_session(o, e);
   // A simulated number can never validate a profile, whatever else holds (DESIGN.md).
   ev.validated = !simulated && o.validate && real_backend && pairs_done >= std::min(o.pairs, 2) && !c.keys.empty();
-  if (simulated) ev.extra["simulated"] = simulated_json(o, e);
+  if (simulated) {
+    ev.extra["simulated"] = simulated_json(o, e);
+    ev.extra["simulated"]["seed_spread"] = seed_spread_json(e.runs, c);
+  }
   if (const auto target = measured_target(e)) {
     const auto inert = session_inert_knobs(o, *target);
     if (!inert.empty()) {
@@ -153,7 +202,8 @@ bool choose_single_env(const TuneOptions& o, const std::vector<Config>& candidat
   if (best_ok)
     for (const auto& [k, x] : c.per_candidate[0]) {
       if (x.pr.ratio < 1.0 - o.max_regression) best_ok = false;
-      if (x.pr.lo > 1.0) best_gains = true;
+      // On the simulator a gain must also hold on every held-out seed (seed_spread_json).
+      if (x.pr.lo > 1.0 && (!simulated || gain_beyond_seed_spread(x))) best_gains = true;
     }
   const bool take = best_ok && best_gains;
   p.env = take ? best.env : o.baseline_env;
@@ -162,7 +212,8 @@ bool choose_single_env(const TuneOptions& o, const std::vector<Config>& candidat
   if (take) p.switch_ecn = best.switch_settings;  // advice for the switches; only a simulated session has them
   std::string reason = take ? "significant gain in at least one bucket, no bucket below 1 - max_regression"
                        : !decide ? (simulated ? "the simulated comparison is incomplete" : "not validated")
-                       : !best_gains ? "no bucket with a significant gain"
+                       : !best_gains ? (simulated ? "no bucket whose gain exceeds the seed spread (evidence.simulated.seed_spread)"
+                                                  : "no bucket with a significant gain")
                                      : "a bucket regresses more than max_regression";
   if (simulated) reason += " (on the simulator: never validated)";
   p.evidence.extra["single_env"] = {{"candidate", config_label(o.space, candidates.front())}, {"taken", take}, {"reason", reason}};
@@ -170,14 +221,15 @@ bool choose_single_env(const TuneOptions& o, const std::vector<Config>& candidat
 }
 
 /// The candidate whose interval in bucket k lies above 1 with the highest ratio (two rounds at
-/// least), or -1.
-int bucket_winner(const Comparisons& c, const BucketKey& k) {
+/// least; on the simulator also a gain on every seed), or -1.
+int bucket_winner(const Comparisons& c, const BucketKey& k, bool simulated) {
   int chosen = -1;
   double chosen_ratio = 1;
   for (std::size_t ci = 0; ci < c.per_candidate.size(); ++ci) {
     auto it = c.per_candidate[ci].find(k);
     if (it == c.per_candidate[ci].end() || it->second.base.size() < 2) continue;
-    if (it->second.pr.lo > 1.0 && it->second.pr.ratio > chosen_ratio) {
+    const bool gains = it->second.pr.lo > 1.0 && (!simulated || gain_beyond_seed_spread(it->second));
+    if (gains && it->second.pr.ratio > chosen_ratio) {
       chosen = static_cast<int>(ci);
       chosen_ratio = it->second.pr.ratio;
     }
@@ -189,7 +241,7 @@ int bucket_winner(const Comparisons& c, const BucketKey& k) {
 /// runs measured the decision's settings.
 std::string decide_bucket(const TuneOptions& o, const SessionEvidence& e, const Comparisons& c, const BucketKey& k,
                           bool decide, ProfileDocument& p) {
-  const int chosen = decide ? bucket_winner(c, k) : -1;
+  const int chosen = decide ? bucket_winner(c, k, p.evidence.extra.contains("simulated")) : -1;
   ProfileDecision d;
   d.coll = k.coll;
   d.min_bytes = k.lower_bytes;
@@ -315,6 +367,7 @@ std::optional<RunTarget> measured_target(const SessionEvidence& e) {
   if (t.backend.empty() && e.cluster_doc) t.backend = e.cluster_doc->run.backend;
   if (t.backend.empty()) return std::nullopt;
   t.crosses_fabric = e.cluster_doc && e.cluster_doc->run.nnodes > 1;
+  if (e.cluster_doc) t.sim_fidelity = launch::simulated_fidelity(*e.cluster_doc);
   return t;
 }
 

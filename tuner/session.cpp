@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/launch.hpp"
 #include "core/units.hpp"
+#include "launch/sim_bench.hpp"
 #include "tuner/evidence.hpp"
 #include "tuner/fingerprint.hpp"
 
@@ -157,7 +158,7 @@ void Session::check_reach(const ResultsDocument& doc, const std::string& what) {
   if (reach_checked_) return;
   reach_checked_ = true;
   if (o_.allow_inert) return;
-  const auto inert = session_inert_knobs(o_, RunTarget{doc.run.backend, doc.run.nnodes > 1});
+  const auto inert = session_inert_knobs(o_, RunTarget{doc.run.backend, doc.run.nnodes > 1, launch::simulated_fidelity(doc)});
   if (inert.empty()) return;
   finish_dcqcn();
   throw UsageError(inert_refusal(inert, doc.run.backend,

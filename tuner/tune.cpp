@@ -82,7 +82,7 @@ void check_reach(const TuneOptions& o, char* const* envp) {
   TuneOptions env_only = o;
   if (!launch::single_host(o.launcher))
     std::erase_if(env_only.space.knobs, [](const Knob& k) { return k.tunable->scope == TunableScope::Dcqcn; });
-  const auto inert = session_inert_knobs(env_only, RunTarget{expected.backend, false});
+  const auto inert = session_inert_knobs(env_only, RunTarget{expected.backend, false, {}});
   if (!inert.empty()) throw UsageError(inert_refusal(inert, expected.backend, expected.how));
 }
 

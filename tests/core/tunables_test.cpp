@@ -100,8 +100,13 @@ TEST(Tunables, SwitchEcnSettingsReachOnlyTheSimulator) {
   EXPECT_EQ(problem("switch.ecn.kmax_bytes", "0"), "below the minimum 1");
   EXPECT_EQ(type_name(row("switch.ecn.pmax").type), "decimal");
   EXPECT_EQ(scope_name(row("switch.ecn.kmin_bytes").scope), "switch");
-  EXPECT_EQ(inert_knobs({"switch.ecn.kmin_bytes"}, RunTarget{"nccl", true}), std::vector<std::string>{"switch.ecn.kmin_bytes"});
-  EXPECT_TRUE(inert_knobs({"switch.ecn.kmin_bytes", "switch.ecn.other"}, RunTarget{"sim", true}).empty());
+  EXPECT_EQ(inert_knobs({"switch.ecn.kmin_bytes"}, RunTarget{"nccl", true, {}}), std::vector<std::string>{"switch.ecn.kmin_bytes"});
+  EXPECT_TRUE(inert_knobs({"switch.ecn.kmin_bytes", "switch.ecn.other"}, RunTarget{"sim", true, {}}).empty());
+  // The flow level models no congestion control: DCQCN and switch knobs cannot act there, NCCL's can.
+  const RunTarget flow{"sim", true, "flow"};
+  EXPECT_EQ(inert_knobs({"roce_rp.rpg_ai_rate", "switch.ecn.kmin_bytes", "NCCL_ALGO"}, flow),
+            (std::vector<std::string>{"roce_rp.rpg_ai_rate", "switch.ecn.kmin_bytes"}));
+  EXPECT_TRUE(inert_knobs({"roce_rp.rpg_ai_rate"}, RunTarget{"sim", true, "packet"}).empty());
   EXPECT_EQ(reach_text(*knob_reach("switch.ecn.other")), "sim");
 }
 
