@@ -87,6 +87,7 @@ RpConfig rp_config(const NvidiaDcqcn& d, double line_rate_bps, std::uint64_t byt
   c.clamp_always = d.clamp_tgt_rate != 0;
   c.clamp_after_time_inc = d.clamp_tgt_rate_after_time_inc != 0;
   c.hyper_grows = false;
+  c.cut_on_grid = true;
   return c;
 }
 
@@ -155,9 +156,25 @@ bool ReactionPoint::on_cnp(std::int64_t now_ps) {
       timer_deadline_ps_ = now_ps + c_->rate_timer_ps;
       return true;
     }
+    if (c_->nvidia && c_->cut_on_grid && c_->min_cut_interval_ps > 0) {
+      // HPCC's mlx model: the first CNP sets alpha; the rate is checked every period from it and
+      // cut at a check when a CNP arrived since the previous one.
+      cut_grid_origin_ps_ = now_ps;
+      pending_cut_ps_ = now_ps + c_->min_cut_interval_ps;
+      return false;
+    }
     cut(now_ps);
     if (!c_->nvidia) alpha_ = (1.0 - c_->g) * alpha_ + c_->g;
     return true;
+  }
+  if (c_->nvidia && c_->cut_on_grid && c_->min_cut_interval_ps > 0) {
+    alpha_now(now_ps);
+    cnp_in_epoch_ = true;
+    if (pending_cut_ps_ < 0) {
+      const std::int64_t p = c_->min_cut_interval_ps;
+      pending_cut_ps_ = cut_grid_origin_ps_ + ((now_ps - cut_grid_origin_ps_) / p + 1) * p;
+    }
+    return false;
   }
   if (c_->nvidia) {
     alpha_now(now_ps);

@@ -83,6 +83,7 @@ struct RpConfig {
   double first_cnp_rate_bps = 0;    ///< 0 = cut as usual on the first CNP
   bool clamp_always = true;         ///< target = current rate on every cut
   bool clamp_after_time_inc = true; ///< ... or when a timer increase happened since the last cut
+  bool cut_on_grid = false;         ///< NVIDIA: cuts only on a rate_reduce_monitor_period grid from the first CNP
   bool hyper_grows = false;         ///< paper: RT += i x R_HAI (i = hyper steps so far); NVIDIA: RT += R_HAI
 };
 
@@ -139,6 +140,7 @@ class ReactionPoint {
   std::int64_t last_cut_ps_ = 0;
   std::int64_t timer_deadline_ps_ = -1;
   std::int64_t pending_cut_ps_ = -1;
+  std::int64_t cut_grid_origin_ps_ = 0;  ///< NVIDIA, cut_on_grid: time of the first CNP
   std::int64_t alpha_origin_ps_ = 0;   ///< NVIDIA: start of the alpha period grid; paper: last CNP
   std::int64_t alpha_epoch_ = 0;       ///< NVIDIA: index of the open alpha period
   bool cnp_in_epoch_ = false;          ///< NVIDIA: a CNP arrived in the open period

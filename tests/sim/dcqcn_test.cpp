@@ -13,6 +13,15 @@ constexpr std::int64_t kUs = 1'000'000;  // picoseconds
 constexpr double kLine = 100e9;
 
 rs::RpConfig nvidia(const rs::NvidiaDcqcn& d = rs::nvidia_defaults()) { return rs::rp_config(d, kLine, 1); }
+
+/// A CNP at `t_ps` and the cut it leads to (NVIDIA: at the next check of the rate, on the
+/// rate_reduce_monitor_period grid that starts at the first CNP). Returns the time of the cut.
+std::int64_t cnp_and_cut(rs::ReactionPoint& rp, std::int64_t t_ps) {
+  if (rp.on_cnp(t_ps)) return t_ps;
+  const std::int64_t at = rp.pending_cut_ps();
+  rp.on_pending_cut(at);
+  return at;
+}
 }  // namespace
 
 TEST(SimDcqcn, DefaultsComeFromCoresTable) {
@@ -40,25 +49,35 @@ TEST(SimDcqcn, NvidiaFirstCnpHalvesAndKeepsTheTarget) {
   rs::ReactionPoint rp(&c);
   EXPECT_FALSE(rp.active());
   EXPECT_DOUBLE_EQ(rp.rate_bps(), kLine);
-  EXPECT_TRUE(rp.on_cnp(0));
-  // alpha = 1023/1024, cut = alpha / 2^(11-10): new = 100 G x (1 - 1023/2048)
-  EXPECT_NEAR(rp.rate_bps(), kLine * (1 - 1023.0 / 2048), 1);
+  // HPCC's mlx model: the first CNP sets alpha; the rate is checked 4 us later and cut then.
+  EXPECT_FALSE(rp.on_cnp(0));
+  EXPECT_TRUE(rp.active());
+  EXPECT_DOUBLE_EQ(rp.rate_bps(), kLine);
+  EXPECT_EQ(rp.pending_cut_ps(), 4 * kUs);
+  rp.on_pending_cut(4 * kUs);
+  // alpha = 1023/1024 (no alpha update yet: the first period had no CNP after the first),
+  // cut = alpha / 2^(11-10)... decayed over the 4 periods without a CNP: (1019/1024)^4.
+  const double alpha = 1023.0 / 1024 * std::pow(1019.0 / 1024, 4);
+  EXPECT_NEAR(rp.rate_bps(), kLine * (1 - alpha / 2), 1e3);
   EXPECT_DOUBLE_EQ(rp.target_bps(), kLine);  // clamp_tgt_rate = 0, no timer increase yet
-  EXPECT_EQ(rp.timer_deadline_ps(), 300 * kUs);
+  EXPECT_EQ(rp.timer_deadline_ps(), 304 * kUs);
 }
 
 TEST(SimDcqcn, NvidiaCutsAtMostOncePerMonitorPeriod) {
   const auto c = nvidia();
   rs::ReactionPoint rp(&c);
-  rp.on_cnp(0);
+  cnp_and_cut(rp, 0);  // cut at 4 us
   const double after_first = rp.rate_bps();
-  EXPECT_FALSE(rp.on_cnp(2 * kUs));  // within rate_reduce_monitor_period (4 us)
+  EXPECT_FALSE(rp.on_cnp(5 * kUs));  // the next check is at 8 us
+  EXPECT_FALSE(rp.on_cnp(7 * kUs));  // coalesced into it
   EXPECT_DOUBLE_EQ(rp.rate_bps(), after_first);
-  EXPECT_EQ(rp.pending_cut_ps(), 4 * kUs);
-  rp.on_pending_cut(4 * kUs);
+  EXPECT_EQ(rp.pending_cut_ps(), 8 * kUs);
+  rp.on_pending_cut(8 * kUs);
   EXPECT_LT(rp.rate_bps(), after_first);
   EXPECT_EQ(rp.pending_cut_ps(), -1);
   EXPECT_EQ(rp.cuts(), 2u);
+  rp.on_cnp(13 * kUs);  // on the grid of the first CNP, not 4 us after the last cut
+  EXPECT_EQ(rp.pending_cut_ps(), 16 * kUs);
 }
 
 TEST(SimDcqcn, NvidiaMinDecFacFloorsTheCut) {
@@ -66,32 +85,35 @@ TEST(SimDcqcn, NvidiaMinDecFacFloorsTheCut) {
   d.rpg_gd = 10;  // cut = alpha: almost everything
   const auto c = nvidia(d);
   rs::ReactionPoint rp(&c);
-  rp.on_cnp(0);
+  cnp_and_cut(rp, 0);
   EXPECT_DOUBLE_EQ(rp.rate_bps(), kLine * 0.5);  // rpg_min_dec_fac 50%
 }
 
 TEST(SimDcqcn, NvidiaAlphaDecaysEveryPeriodWithoutCnp) {
   const auto c = nvidia();
   rs::ReactionPoint rp(&c);
-  rp.on_cnp(0);
+  cnp_and_cut(rp, 0);
   const double r1 = rp.rate_bps();
-  rp.on_cnp(100 * kUs);  // 100 periods later: alpha = 1023/1024 x (1019/1024)^100
-  const double alpha = 1023.0 / 1024 * std::pow(1019.0 / 1024, 100);
+  cnp_and_cut(rp, 100 * kUs);  // cut at 104 us: alpha decayed for 100 periods, then the CNP's period
+  const double g = 1019.0 / 1024;
+  const double alpha = (g * 1023.0 / 1024 * std::pow(g, 100) + (1 - g)) * std::pow(g, 3);
+  EXPECT_NEAR(rp.alpha(), alpha, 1e-12);
   EXPECT_NEAR(rp.rate_bps(), r1 * (1 - alpha / 2), 1e3);
 }
 
 TEST(SimDcqcn, NvidiaTimerIncreaseThenClampOnTheNextCut) {
   const auto c = nvidia();
   rs::ReactionPoint rp(&c);
-  rp.on_cnp(0);
+  cnp_and_cut(rp, 0);  // cut at 4 us
   const double r1 = rp.rate_bps();
-  rp.on_timer(299 * kUs);  // not the deadline: ignored
+  rp.on_timer(303 * kUs);  // not the deadline: ignored
   EXPECT_DOUBLE_EQ(rp.rate_bps(), r1);
-  rp.on_timer(300 * kUs);  // T = 1 >= F = 1: additive, RT stays at the line rate (capped)
+  rp.on_timer(304 * kUs);  // the first of F = 1 fast-recovery steps: halfway to RT (the line rate)
   EXPECT_NEAR(rp.rate_bps(), (kLine + r1) / 2, 1);
+  EXPECT_DOUBLE_EQ(rp.target_bps(), kLine);
   EXPECT_EQ(rp.increases(), 1u);
   const double r2 = rp.rate_bps();
-  rp.on_cnp(301 * kUs);  // a timer increase happened since the last cut: target = current rate
+  EXPECT_EQ(cnp_and_cut(rp, 305 * kUs), 308 * kUs);  // a timer increase happened since the last cut: target = current rate
   EXPECT_DOUBLE_EQ(rp.target_bps(), r2);
   EXPECT_LT(rp.rate_bps(), r2);
 }
@@ -99,7 +121,7 @@ TEST(SimDcqcn, NvidiaTimerIncreaseThenClampOnTheNextCut) {
 TEST(SimDcqcn, NvidiaRecoversToIdle) {
   const auto c = nvidia();
   rs::ReactionPoint rp(&c);
-  rp.on_cnp(0);
+  cnp_and_cut(rp, 0);
   for (int i = 0; i < 40 && rp.active(); ++i) rp.on_timer(rp.timer_deadline_ps());
   EXPECT_FALSE(rp.active());
   EXPECT_DOUBLE_EQ(rp.rate_bps(), kLine);
@@ -121,7 +143,7 @@ TEST(SimDcqcn, NvidiaByteCounterIncreases) {
   d.rpg_byte_reset = 1000;
   const auto c = rs::rp_config(d, kLine, 64);  // 64 kB per byte-counter event
   rs::ReactionPoint rp(&c);
-  rp.on_cnp(0);
+  cnp_and_cut(rp, 0);
   const double r1 = rp.rate_bps();
   rp.on_sent(63'999);
   EXPECT_DOUBLE_EQ(rp.rate_bps(), r1);
@@ -171,8 +193,8 @@ TEST(SimDcqcn, NvidiaTimerStagesFastAdditiveThenFixedHyper) {
   d.clamp_tgt_rate = 1;
   const auto c = rs::rp_config(d, 100e9, 64);
   rs::ReactionPoint rp(&c);
-  rp.on_cnp(0);
-  rp.on_cnp(4 * kUs);  // second cut: RT = RC before it
+  cnp_and_cut(rp, 0);
+  cnp_and_cut(rp, 5 * kUs);  // second cut (at 8 us): RT = RC before it
   const double rt = rp.target_bps();
   ASSERT_LT(rt, 60e9);
   for (int i = 1; i <= 2; ++i) {

@@ -36,7 +36,7 @@ double goodput_after_burst(const rs::SimResult& r) {
 // C/N and Jain's index per seed; the worst and the median are printed. What holds on every seed:
 // the bottleneck >= 90% busy, no drops, Jain >= 0.89; on the median seed: Jain >= 0.98 and the
 // worst flow within 20% of its share. The 10% bound of the first validation holds for 2 flows on
-// 6 of 10 seeds and for 8 or 16 flows on none: with rpg_ai_rate 5 Mb/s per 300 us the flows
+// 4 of 10 seeds and for 8 or 16 flows on none: with rpg_ai_rate 5 Mb/s per 300 us the flows
 // cannot equalise within 10 ms, and the HPCC reference shows the same spread (sim/VALIDATION.md).
 class FairShare : public ::testing::TestWithParam<int> {};
 
