@@ -17,11 +17,15 @@
 # Usage: scripts/perf/sim_dcqcn_tune.sh [BUILD_DIR]       (default: <repo>/build)
 # Needs: BUILD_DIR/bin/railkit-bench with the sim backend (ns-3) and BUILD_DIR/bin/railkit, python3.
 # Knobs (environment): NODES (16), BYTES (32M: each rank's all-to-all send buffer), CLUSTER
-#   (sim/examples/cluster-4x8-2to1.yaml), BUDGET (20 tune trials), PAIRS (3 validation rounds),
+#   (sim/examples/cluster-4x8-2to1.yaml), BUDGET (20 tune trials), PAIRS (5 validation rounds, each
+#   on its own held-out seed),
 #   SEED2 (2), SINGLES (attributes changed one at a time, space-separated attr=value, names as
 #   `railkit dcqcn show`; default roce_rp.rpg_min_dec_fac=95 roce_rp.rpg_time_reset=20
 #   roce_rp.rate_to_set_on_first_cnp=1000), CASE2_ENV (NAME=VALUE ... for the second case; "none":
-#   skip it), KEEP (a directory to keep every document and tune session in; default: a temporary one).
+#   skip it), CASE1 ("none": skip the first case), KEEP (a directory to keep every document and tune
+#   session in; default: a temporary one).
+# Both fidelities: the tune runs at packet level; at flow level (no congestion control modelled)
+# railkit tune must refuse the DCQCN space as knobs that cannot act, and the script prints its line.
 # Wall time: one 16-node 32 MiB packet run takes about 10 s on one free core; the whole script
 # runs about 2 x (BUDGET + 4 x PAIRS + 8) of them.
 set -euo pipefail
@@ -35,7 +39,7 @@ NODES="${NODES:-16}"
 BYTES="${BYTES:-32M}"
 CLUSTER="${CLUSTER:-$repo/sim/examples/cluster-4x8-2to1.yaml}"
 BUDGET="${BUDGET:-20}"
-PAIRS="${PAIRS:-3}"
+PAIRS="${PAIRS:-5}"
 SEED2="${SEED2:-2}"
 SINGLES="${SINGLES:-roce_rp.rpg_min_dec_fac=95 roce_rp.rpg_time_reset=20 roce_rp.rate_to_set_on_first_cnp=1000}"
 CASE2_ENV="${CASE2_ENV:-NCCL_NCHANNELS_PER_NET_PEER=1}"
@@ -149,9 +153,20 @@ seeds = p["evidence"]["extra"]["simulated"]["validation_seeds"]
 for d in p["decisions"]:
     print(f"   A/B on held-out seeds {', '.join(map(str, seeds))}: busbw ratio {d['ratio']:.3f}, 95% interval "
           f"[{d['ratio_lo']:.3f}, {d['ratio_hi']:.3f}]; decision: {d['config']}")
+for b in p["evidence"]["extra"]["simulated"].get("seed_spread", []):
+    per = ", ".join(f"{x['seed']}: x{x['ratio']:.3f}" for x in b["seeds"])
+    print(f"   seed by seed ({b['coll']}): {per}; range x{b['ratio_min']:.3f} .. x{b['ratio_max']:.3f}; {b['verdict']}")
 ss = p["evidence"]["extra"]["single_env"]
 print(f"   profile settings.dcqcn: {json.dumps(p['settings'].get('dcqcn', {}), sort_keys=True)} ({ss['reason']})")
 PY
+
+    # The flow level models no congestion control: the same tune there must be refused.
+    if "$railkit" tune --space dcqcn --strategy random --budget 2 --pairs 2 --quiet --out "$dir/tune-flow" \
+        -- "${base_args[@]}" --fidelity flow -n 1 >"$dir/tune-flow.out" 2>&1; then
+      echo "   flow level: railkit tune ACCEPTED the DCQCN space (it cannot act there)"
+    else
+      echo "   flow level: refused, exit $?: $(grep -m1 'railkit' "$dir/tune-flow.out" | cut -c1-220)"
+    fi
 
     local -a winner wsets=()
     read -r -a winner <"$dir/winner" || true  # empty: the defaults won
@@ -179,7 +194,7 @@ PY
 
 echo "# DCQCN tuning on the simulator (issue 16, check 3): every time and busbw below is SIMULATED"
 echo "# cluster $CLUSTER, topology.nodes=$NODES, NCCL_PXN_DISABLE=1; results in $work"
-run_case case1
+if [[ "${CASE1:-}" != "none" ]]; then run_case case1; fi
 if [[ "$CASE2_ENV" != "none" ]]; then
   echo
   # shellcheck disable=SC2086 # CASE2_ENV is a list of NAME=VALUE words
