@@ -30,6 +30,10 @@ ojson parameters(const Scenario& s) {
                    {"fabric_rate_Gbps", t.fabric_rate_bps / 1e9},
                    {"fabric_delay_us", ps_to_us(std::max<std::int64_t>(t.fabric_delay_ps, 0))},
                    {"mtu_bytes", t.mtu_bytes}};
+  if (t.kind != TopologyKind::SingleSwitch) {
+    p["topology"]["spines"] = t.spines;
+    p["topology"]["oversubscription"] = t.spines > 0 ? ojson(t.oversubscription) : ojson(nullptr);
+  }
   ojson nic = {{"cc", cc_name(s.nic.cc)}, {"priority", s.nic.data_priority}, {"ack_every_packets", s.nic.ack_every_packets},
                {"retransmit_timeout_us", ps_to_us(s.nic.retransmit_timeout_ps)}};
   if (s.nic.cc == CcKind::DcqcnNvidia) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """railkit-sim end to end: the example writes a simulated railkit.sim/1 document and its CSV
 series (and plots when matplotlib is there); scenario errors print one line naming the key and
-exit 6. Usage: sim_cli.py RAILKIT_SIM EXAMPLES_DIR"""
+exit 6; the spine count and the spine link rate are separate keys.
+Usage: sim_cli.py RAILKIT_SIM EXAMPLES_DIR"""
 import json
 import os
 import subprocess
@@ -47,6 +48,24 @@ with tempfile.TemporaryDirectory() as tmp:
             check(p.returncode == 0 and os.path.getsize(png) > 1000, f"plot_sim.py draws ({p.stderr.strip()})")
         except ImportError:
             print("skip: matplotlib is not installed, plot not drawn")
+
+    # Spines: the count and the speed of one spine link are separate keys.
+    victim = os.path.join(EXAMPLES, "leaf-spine-victim.yaml")
+    for spines, over in ((4, 1.0), (2, 2.0)):
+        out = os.path.join(tmp, f"spines{spines}")
+        r = run([victim, "--out", out, "-q", "--set", "duration=100us", "--set", f"topology.spines={spines}"])
+        check(r.returncode == 0, f"{spines} spines: rc {r.returncode}: {r.stderr.strip()}")
+        if r.returncode == 0:
+            doc = json.load(open(os.path.join(out, "sim.json")))
+            t = doc["parameters"]["topology"]
+            uplinks = {p["rate_Gbps"] for p in doc["ports"] if "spine" in p["node"] + p["peer"]}
+            check(t["spines"] == spines and t["fabric_rate_Gbps"] == 425 and uplinks == {425.0},
+                  f"{spines} spines: each spine link stays 425 Gb/s ({t}, {uplinks})")
+            check(abs(t["oversubscription"] - over) < 1e-9, f"{spines} spines: oversubscription {t['oversubscription']}, want {over}")
+    r = run([victim, "--out", os.path.join(tmp, "x"), "--set", "topology.oversubscription=2"])
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    check(r.returncode == 6 and len(lines) == 1 and "topology.spines, topology.oversubscription: 4 spines x 425 Gb/s" in lines[0]
+          and "is 1:1, not 2:1" in lines[0], f"spines and oversubscription that disagree: one line, exit 6 (got {r.returncode}: {r.stderr!r})")
 
     bad = os.path.join(tmp, "bad.yaml")
     cases = [
