@@ -64,6 +64,10 @@ Network::Network(const Scenario& s, Engine& engine)
     Engine::after(s.flows[i].start_ps, &Nic::start_flow, nics_[static_cast<std::size_t>(s.flows[i].src)].get(),
                   static_cast<std::uint32_t>(i));
   Engine::after(interval_ps_, &Network::sample, this);
+  if (s.sw.pfc_enabled && std::find(s.sw.pfc.begin(), s.sw.pfc.end(), true) != s.sw.pfc.end() && !switches_.empty()) {
+    watch_ = std::make_unique<DeadlockWatch>(graph_, switches_, s.sw);
+    Engine::after(watch_->period_ps(), &Network::watch, this);
+  }
   samples_.push_back(take());  // t = 0
   sample_t_.push_back(0);
   if (s.steady_from() == 0) {
@@ -92,6 +96,11 @@ std::uint32_t Network::add_flow(int src, int dst, int priority, std::uint32_t ha
 
 void Network::post(std::uint32_t f, std::uint64_t bytes) {
   nics_[static_cast<std::size_t>(flows_[f].spec.src)]->post(f, bytes);
+}
+
+void Network::set_route(int node, int dst, std::vector<std::uint16_t> ports) {
+  graph_.routes.at(static_cast<std::size_t>(node)).at(static_cast<std::size_t>(dst)) = ports;
+  switches_.at(static_cast<std::size_t>(node - graph_.hosts))->set_route(dst, std::move(ports));
 }
 
 void Network::set_listener(DeliveryListener* l) noexcept {
@@ -177,9 +186,20 @@ void Network::sample() {
   if (at > now) Engine::after(at - now, &Network::sample, this);
 }
 
+void Network::watch() {
+  const std::int64_t now = Engine::now_ps();
+  deadlock_ = watch_->check(now);
+  if (deadlock_) {
+    Engine::stop();
+    return;
+  }
+  if (now + watch_->period_ps() < s_.duration_ps) Engine::after(watch_->period_ps(), &Network::watch, this);
+}
+
 void Network::run() {
   engine_.run_until(s_.duration_ps);
-  const std::int64_t end = s_.duration_ps;
+  const std::int64_t end = deadlock_ ? deadlock_->at_ps : s_.duration_ps;
+  end_ps_ = end;
   if (sample_t_.back() < end) {  // the run ended between samples
     samples_.push_back(take());
     sample_t_.push_back(end);
@@ -208,8 +228,9 @@ std::vector<double> Network::fair_shares() const {
 
 void Network::fill_flows(SimResult& r) const {
   const std::vector<double> fair = fair_shares();
-  const std::int64_t end = s_.duration_ps;
+  const std::int64_t end = end_ps_;
   const std::int64_t steady = s_.steady_from();
+  const bool in_steady = steady_taken_ && end > steady;  // a run stopped before steady_from has no steady window
   std::vector<double> steady_long;
   std::vector<double> steady_all;
   for (std::size_t i = 0; i < flows_.size(); ++i) {
@@ -224,7 +245,7 @@ void Network::fill_flows(SimResult& r) const {
     x.delivered_bytes = f.delivered_bytes;
     const std::int64_t stop = f.completed_ps >= 0 ? f.completed_ps : end;
     x.throughput_Gbps = gbps(f.delivered_bytes, stop - f.spec.start_ps);
-    x.steady_throughput_Gbps = gbps(f.delivered_bytes - (steady_taken_ ? steady_.delivered[i] : 0), end - steady);
+    x.steady_throughput_Gbps = in_steady ? gbps(f.delivered_bytes - steady_.delivered[i], end - steady) : 0.0;
     x.fair_share_Gbps = fair[i];
     if (f.completed_ps >= 0) x.fct_us = ps_to_us(f.completed_ps - f.spec.start_ps);
     x.sent_packets = f.sent_packets;
@@ -251,8 +272,9 @@ void Network::fill_flows(SimResult& r) const {
 }
 
 void Network::fill_ports(SimResult& r) const {
-  const std::int64_t end = s_.duration_ps;
+  const std::int64_t end = end_ps_;
   const std::int64_t steady = s_.steady_from();
+  const bool in_steady = steady_taken_ && end > steady;
   const Sample& last = samples_.back();
   for (std::size_t i = 0; i < ports_.size(); ++i) {
     const EgressPort& p = *ports_[i];
@@ -266,11 +288,11 @@ void Network::fill_ports(SimResult& r) const {
     x.tx_bytes = p.counters.tx_bytes;
     x.tx_packets = p.counters.tx_packets;
     x.utilisation = gbps(p.counters.tx_bytes, end) / x.rate_Gbps;
-    x.steady_utilisation = gbps(p.counters.tx_bytes - (steady_taken_ ? steady_.tx_bytes[i] : 0), end - steady) / x.rate_Gbps;
+    x.steady_utilisation = in_steady ? gbps(p.counters.tx_bytes - steady_.tx_bytes[i], end - steady) / x.rate_Gbps : 0.0;
     x.queue_max_bytes = p.queue.max_bytes;
     x.queue_mean_bytes = last.queue_integral[i] / static_cast<double>(end);
-    x.steady_queue_mean_bytes = (last.queue_integral[i] - (steady_taken_ ? steady_.queue_integral[i] : 0)) /
-                                static_cast<double>(end - steady);
+    x.steady_queue_mean_bytes =
+        in_steady ? (last.queue_integral[i] - steady_.queue_integral[i]) / static_cast<double>(end - steady) : 0.0;
     x.ecn_marked = p.counters.ecn_marked;
     x.drops = p.counters.drops;
     x.pause_tx = p.counters.pause_tx;
@@ -285,11 +307,11 @@ void Network::fill_ports(SimResult& r) const {
       r.totals.pause_tx += x.pause_tx[q];
       r.totals.resume_tx += x.resume_tx[q];
     }
-    const std::uint64_t steady_pauses = last.pause_tx[i] - (steady_taken_ ? steady_.pause_tx[i] : 0);
+    const std::uint64_t steady_pauses = in_steady ? last.pause_tx[i] - steady_.pause_tx[i] : 0;
     r.totals.steady_pause_tx += steady_pauses;
     x.steady_pause_tx = steady_pauses;
-    x.steady_tx_packets = last.tx_packets[i] - (steady_taken_ ? steady_.tx_packets[i] : 0);
-    x.steady_ecn_marked = last.ecn_marked[i] - (steady_taken_ ? steady_.ecn_marked[i] : 0);
+    x.steady_tx_packets = in_steady ? last.tx_packets[i] - steady_.tx_packets[i] : 0;
+    x.steady_ecn_marked = in_steady ? last.ecn_marked[i] - steady_.ecn_marked[i] : 0;
     r.ports.push_back(std::move(x));
   }
 }
@@ -336,8 +358,9 @@ SimResult Network::result(double wall_s) {
   SimResult r;
   r.name = s_.name;
   r.seed = s_.seed;
-  r.duration_ps = s_.duration_ps;
+  r.duration_ps = end_ps_;
   r.steady_from_ps = s_.steady_from();
+  r.deadlock = deadlock_;
   r.events = engine_.events();
   r.wall_s = wall_s;
   fill_flows(r);

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/deadlock.hpp"
 #include "sim/engine.hpp"
 #include "sim/nic.hpp"
 #include "sim/result.hpp"
@@ -31,8 +32,9 @@ struct FabricTotals {
 /// The nodes, links and flows of one run. Construct after the Engine, destroy before it.
 class Network {
  public:
-  /// Builds the fabric and schedules the flows' starts and the samples. Throws UsageError when
-  /// the scenario cannot be built (a switch buffer smaller than its PFC headroom).
+  /// Builds the fabric and schedules the flows' starts, the samples and, with PFC on, the
+  /// deadlock watch (sim/deadlock.hpp). Throws UsageError when the scenario cannot be built (a
+  /// switch buffer smaller than its PFC headroom).
   Network(const Scenario& s, Engine& engine);
 
   /// Builds the fabric of `s` only (its flows and output settings are not used): flows come from
@@ -56,8 +58,15 @@ class Network {
   /// Counters summed over ports and flows now.
   FabricTotals totals() const;
 
-  /// Runs to the scenario's duration.
+  /// Replaces switch node `node`'s ports towards host `dst`, in the switch and in graph(): routes
+  /// shortest-path routing never makes (a detour after a link failure, a loop). Before run().
+  void set_route(int node, int dst, std::vector<std::uint16_t> ports);
+
+  /// Runs to the scenario's duration, or until the deadlock watch finds a deadlock.
   void run();
+
+  /// The deadlock that stopped run(), if one did.
+  const std::optional<DeadlockFinding>& deadlock() const noexcept { return deadlock_; }
 
   /// The measurements, once run() returned; `wall_s` is recorded as given.
   SimResult result(double wall_s);
@@ -76,6 +85,7 @@ class Network {
 
   void build_nodes();
   void sample();
+  void watch();
   Sample take() const;
   std::vector<double> fair_shares() const;
   void fill_flows(SimResult& r) const;
@@ -96,6 +106,9 @@ class Network {
   std::vector<Sample> samples_;
   Sample steady_;                         ///< at steady_from
   bool steady_taken_ = false;
+  std::unique_ptr<DeadlockWatch> watch_;  ///< scenario mode with PFC on
+  std::optional<DeadlockFinding> deadlock_;
+  std::int64_t end_ps_ = 0;               ///< where run() stopped: the duration, or the deadlock
 };
 
 /// Runs `s` on a fresh Engine and returns what it measured (wall time included).

@@ -30,6 +30,10 @@ ojson parameters(const Scenario& s) {
                    {"fabric_rate_Gbps", t.fabric_rate_bps / 1e9},
                    {"fabric_delay_us", ps_to_us(std::max<std::int64_t>(t.fabric_delay_ps, 0))},
                    {"mtu_bytes", t.mtu_bytes}};
+  if (t.kind != TopologyKind::SingleSwitch) {
+    p["topology"]["spines"] = t.spines;
+    p["topology"]["oversubscription"] = t.spines > 0 ? ojson(t.oversubscription) : ojson(nullptr);
+  }
   ojson nic = {{"cc", cc_name(s.nic.cc)}, {"priority", s.nic.data_priority}, {"ack_every_packets", s.nic.ack_every_packets},
                {"retransmit_timeout_us", ps_to_us(s.nic.retransmit_timeout_ps)}};
   if (s.nic.cc == CcKind::DcqcnNvidia) {
@@ -91,6 +95,12 @@ ojson port_json(const PortResult& p) {
                    {"paused_us", paused}, {"steady_pause_sent", p.steady_pause_tx}}}};
 }
 
+ojson deadlock_json(const std::optional<DeadlockFinding>& d) {
+  if (!d) return nullptr;
+  return {{"kind", d->kind}, {"at_us", ps_to_us(d->at_ps)}, {"since_us", ps_to_us(d->since_ps)}, {"ports", d->ports},
+          {"detail", d->detail}};
+}
+
 ojson series_json(const SimSeries& s) {
   ojson flows = ojson::array();
   for (std::size_t i = 0; i < s.flow_names.size(); ++i)
@@ -120,6 +130,7 @@ nlohmann::ordered_json sim_document(const Scenario& s, const SimResult& r) {
               {"steady_from_us", ps_to_us(r.steady_from_ps)}, {"events", r.events}, {"packet_hops", r.totals.packet_hops},
               {"wall_s", r.wall_s}, {"packet_hops_per_wall_s", r.wall_s > 0 ? static_cast<double>(r.totals.packet_hops) / r.wall_s : 0.0},
               {"wall_s_per_simulated_ms", sim_s > 0 ? r.wall_s / (sim_s * 1e3) : 0.0}};
+  d["deadlock"] = deadlock_json(r.deadlock);
   const SimTotals& t = r.totals;
   d["totals"] = {{"goodput_Gbps", t.goodput_Gbps}, {"steady_goodput_Gbps", t.steady_goodput_Gbps}, {"jain_steady", t.jain_steady},
                  {"drops", t.drops}, {"ecn_marked", t.ecn_marked}, {"cnps", t.cnps}, {"pause_sent", t.pause_tx},
@@ -176,7 +187,21 @@ std::string summary_text(const SimResult& r) {
                        f.fair_share_Gbps, f.fct_us ? fmt::format("{:.1f}", *f.fct_us) : "-", f.cnps_received);
   }
   if (shown < r.flows.size()) out += fmt::format("  ... {} more flows in the document\n", r.flows.size() - shown);
+  if (r.deadlock) out += "# " + deadlock_text(*r.deadlock) + "\n";
   return out;
+}
+
+std::string deadlock_text(const DeadlockFinding& d) {
+  constexpr std::size_t kNamed = 8;
+  const bool cycle = d.kind == kDeadlockCycle;
+  std::string ports;
+  for (std::size_t i = 0; i < d.ports.size() && i < kNamed; ++i) ports += (i == 0 ? "" : cycle ? " -> " : ", ") + d.ports[i];
+  if (d.ports.size() > kNamed) ports += fmt::format(" (and {} more in the document)", d.ports.size() - kNamed);
+  if (cycle) {
+    if (!d.ports.empty()) ports += " -> back to " + d.ports.front();
+    return fmt::format("deadlock at {:.1f} us simulated (a cycle of PFC pauses): {}", ps_to_us(d.at_ps), ports);
+  }
+  return fmt::format("deadlock at {:.1f} us simulated (PFC pauses that never clear): {}: {}", ps_to_us(d.at_ps), ports, d.detail);
 }
 
 }  // namespace railkit::sim

@@ -22,7 +22,11 @@ std::string flows_csv(const SimResult& r);
 /// ports.csv: t_us, then per port in the series its mean queue (bytes), pauses sent, pauses received.
 std::string ports_csv(const SimResult& r);
 
-/// A few lines: where it ran, what converged, what paused or dropped.
+/// A few lines: where it ran, what converged, what paused or dropped (and the deadlock, if any).
 std::string summary_text(const SimResult& r);
+
+/// One line, without a newline: "deadlock at T us simulated (a cycle of PFC pauses): P1 -> P2
+/// -> ... -> back to P1", or "(pauses that never clear): P1, P2, ...: why" (at most 8 ports named).
+std::string deadlock_text(const DeadlockFinding& d);
 
 }  // namespace railkit::sim

@@ -87,11 +87,23 @@ struct SimTotals {
   double jain_steady = 1;               ///< Jain's index of the steady throughputs of long-lived flows
 };
 
+inline constexpr const char* kDeadlockCycle = "cycle";
+inline constexpr const char* kDeadlockPauseNeverClears = "pause_never_clears";
+
+/// A PFC deadlock found while the run went on (sim/deadlock.hpp); the run stopped there.
+struct DeadlockFinding {
+  std::string kind;                ///< kDeadlockCycle or kDeadlockPauseNeverClears
+  std::int64_t at_ps = 0;          ///< when it was found: where the run stopped
+  std::int64_t since_ps = 0;       ///< since when none of the named pauses has drained
+  std::vector<std::string> ports;  ///< the paused egress ports, "node:port->peer prio P" (a cycle in its order)
+  std::string detail;              ///< one sentence: why it is a deadlock
+};
+
 /// A whole run.
 struct SimResult {
   std::string name;
   std::uint64_t seed = 0;
-  std::int64_t duration_ps = 0;
+  std::int64_t duration_ps = 0;         ///< simulated: the scenario's duration, or less when a deadlock stopped the run
   std::int64_t steady_from_ps = 0;
   std::uint64_t events = 0;
   double wall_s = 0;
@@ -99,6 +111,7 @@ struct SimResult {
   std::vector<PortResult> ports;
   SimTotals totals;
   SimSeries series;
+  std::optional<DeadlockFinding> deadlock;  ///< set when a deadlock stopped the run
 
   /// The port `node:port` (e.g. "sw0:16"), or nullptr.
   const PortResult* find_port(const std::string& node, int port) const;

@@ -14,7 +14,7 @@
 
 namespace railkit::sim {
 
-int run_sim(const SimOptions& o, std::ostream& out) {
+int run_sim(const SimOptions& o, std::ostream& out, std::ostream& err) {
   const Scenario s = load_scenario(o.scenario, o.set);
   const std::filesystem::path dir = o.out_dir.empty() ? std::filesystem::path("railkit-sim-" + s.name) : std::filesystem::path(o.out_dir);
   std::error_code ec;
@@ -28,6 +28,12 @@ int run_sim(const SimOptions& o, std::ostream& out) {
   if (!o.quiet) {
     out << summary_text(r);
     out << "# wrote " << (dir / "sim.json").string() << ", flows.csv, ports.csv (simulated)\n";
+  }
+  if (r.deadlock) {
+    out.flush();
+    err << "railkit-sim: " << deadlock_text(*r.deadlock) << "; the run stopped there (" << (dir / "sim.json").string()
+        << ": deadlock)\n";
+    return kExitDeadlock;
   }
   return 0;
 }

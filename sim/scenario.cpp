@@ -148,6 +148,39 @@ constexpr std::array kTopologyFields = {
           }},
 };
 
+/// Two tiers: `spines` is the count and `fabric_rate` the speed of one leaf-spine link (default:
+/// link_rate); the oversubscription (host bandwidth / uplink bandwidth of a leaf) follows from
+/// them. A given `oversubscription` sets the spine count where `spines` is absent; given with
+/// `spines`, it must agree with them.
+void resolve_spines(const json& j, const Ctx& ctx, TopologySpec& t, int per_leaf, int leaves) {
+  const bool has_spines = j.contains("spines");
+  const bool has_over = j.contains("oversubscription");
+  if (t.fabric_rate_bps <= 0) t.fabric_rate_bps = t.link_rate_bps;
+  const double host_bps = per_leaf * t.link_rate_bps;
+  const auto rate = [](double bps) { return fmt::format("{:g} Gb/s", bps / 1e9); };
+  if (!has_spines && has_over) {
+    const double want = host_bps / (t.oversubscription * t.fabric_rate_bps);
+    const double n = std::round(want);
+    if (n < 1 || std::abs(want - n) > 1e-6 * want)
+      throw UsageError(fmt::format("{}: {:g}: {} hosts per leaf x {} over {}:1 needs {:.4g} spines at {} each "
+                                   "(topology.fabric_rate), not a whole number >= 1; give topology.spines instead",
+                                   ctx.where("topology.oversubscription"), t.oversubscription, per_leaf,
+                                   rate(t.link_rate_bps), t.oversubscription, want, rate(t.fabric_rate_bps)));
+    t.spines = static_cast<int>(n);
+  }
+  const std::string why = t.kind == TopologyKind::LeafSpine ? "several leaves need at least 1 spine" : "several rails need at least 1 spine";
+  if (t.spines < (leaves > 1 ? 1 : 0))
+    throw UsageError(fmt::format("{}: {}: {}", ctx.where("topology.spines"), t.spines, why));
+  if (t.spines == 0) return;  // one leaf, no uplinks: no oversubscription
+  const double derived = host_bps / (t.spines * t.fabric_rate_bps);
+  if (has_spines && has_over && std::abs(derived - t.oversubscription) > 1e-6 * t.oversubscription)
+    throw UsageError(fmt::format("{}, topology.oversubscription: {} spines x {} (topology.fabric_rate) under {} hosts per leaf x "
+                                 "{} is {:g}:1, not {:g}:1; give one of topology.spines and topology.oversubscription",
+                                 ctx.where("topology.spines"), t.spines, rate(t.fabric_rate_bps), per_leaf,
+                                 rate(t.link_rate_bps), derived, t.oversubscription));
+  t.oversubscription = derived;
+}
+
 /// Checks the shape: only the kind's keys, enough of everything, a link rate.
 void check_topology(const json& j, const Ctx& ctx, TopologySpec& t) {
   const KindRow& row = kind_row(t.kind);
@@ -169,7 +202,6 @@ void check_topology(const json& j, const Ctx& ctx, TopologySpec& t) {
       need(t.leaves, 1, "leaves", "at least 1 leaf");
       need(t.hosts_per_leaf, 1, "hosts_per_leaf", "at least 1 host per leaf");
       need(t.leaves * t.hosts_per_leaf, 2, "hosts_per_leaf", "the fabric needs at least 2 hosts");
-      need(t.spines, t.leaves > 1 ? 1 : 0, "spines", "several leaves need at least 1 spine");
       per_leaf = t.hosts_per_leaf;
       leaves = t.leaves;
       break;
@@ -177,14 +209,12 @@ void check_topology(const json& j, const Ctx& ctx, TopologySpec& t) {
       need(t.nodes, 1, "nodes", "at least 1 node");
       need(t.gpus_per_node, 1, "gpus_per_node", "at least 1 GPU per node");
       need(t.nodes * t.gpus_per_node, 2, "nodes", "the cluster needs at least 2 GPUs");
-      need(t.spines, t.gpus_per_node > 1 ? 1 : 0, "spines", "several rails need at least 1 spine");
       per_leaf = t.nodes;
       leaves = t.gpus_per_node;
       break;
   }
   if (t.fabric_delay_ps < 0) t.fabric_delay_ps = t.link_delay_ps;
-  if (t.spines > 0 && leaves > 0 && t.fabric_rate_bps <= 0)
-    t.fabric_rate_bps = per_leaf * t.link_rate_bps / (t.oversubscription * t.spines);
+  resolve_spines(j, ctx, t, per_leaf, leaves);
 }
 
 /// Hosts named by one spec: an index, "h12", "n1g3", "n*g0", "h0-h15", or "all".

@@ -28,11 +28,12 @@ struct TopologySpec {
   int hosts_per_leaf = 0;      ///< leaf_spine: hosts under each leaf
   int nodes = 0;               ///< rail_optimized: nodes (servers)
   int gpus_per_node = 0;       ///< rail_optimized: GPUs = NICs = rails per node
-  int spines = 0;              ///< leaf_spine, rail_optimized: spine switches
-  double oversubscription = 1; ///< host bandwidth / uplink bandwidth per leaf
+  int spines = 0;              ///< leaf_spine, rail_optimized: spine switches (given, or from a given oversubscription)
+  double oversubscription = 1; ///< host bandwidth / uplink bandwidth per leaf, as resolved: hosts per leaf x
+                               ///< link rate / (spines x fabric rate)
   double link_rate_bps = 0;    ///< host (NIC) links
   std::int64_t link_delay_ps = 1'000'000;
-  double fabric_rate_bps = 0;  ///< one leaf-spine link; 0: from the oversubscription
+  double fabric_rate_bps = 0;  ///< one leaf-spine link; resolved: link_rate_bps unless given
   std::int64_t fabric_delay_ps = -1;  ///< -1: link_delay_ps
   std::uint32_t mtu_bytes = 4096;     ///< RoCE path MTU (payload bytes per packet)
 

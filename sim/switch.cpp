@@ -36,7 +36,7 @@ Switch::Switch(int id, std::string name, const SwitchSpec& spec, std::uint32_t m
       salt_(switch_salt(spec.ecmp_seed, id)) {}
 
 std::uint16_t Switch::add_port(double rate_bps, std::int64_t delay_ps, Node* peer, std::uint16_t peer_port) {
-  ports_.push_back(Port{EgressPort(rate_bps, delay_ps, peer, peer_port), {}, {}, {}, {}, {}, {}, {}, 0, {}, {}, 0, true});
+  ports_.push_back(Port{EgressPort(rate_bps, delay_ps, peer, peer_port), {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, {}, {}, 0, true});
   return static_cast<std::uint16_t>(ports_.size() - 1);
 }
 
@@ -184,6 +184,7 @@ void Switch::release(const Packet& p) {
   Port& in = ports_[p.in_port];
   const std::size_t prio = p.priority;
   const std::uint64_t size = buffer_bytes(p);
+  ++in.released[prio];
   if (p.in_headroom) {
     in.ing_hdrm[prio] -= size;
   } else {
@@ -202,6 +203,7 @@ void Switch::send_pause(std::uint16_t port, int prio, bool xoff) {
   f.priority = static_cast<std::uint8_t>(prio);
   f.wire_bytes = pause_wire_bytes();
   f.pause_quanta = static_cast<std::uint16_t>(xoff ? spec_->pause_quanta : 0);
+  if (xoff && !pt.xoff[p]) pt.xoff_since[p] = Engine::now_ps();
   pt.xoff[p] = xoff;
   ++pt.xoff_gen[p];
   if (xoff) {
@@ -218,7 +220,10 @@ void Switch::send_pause(std::uint16_t port, int prio, bool xoff) {
 void Switch::refresh_pause(std::uint16_t port, std::uint8_t prio, std::uint32_t gen) {
   Port& pt = ports_[port];
   if (!pt.xoff[prio] || pt.xoff_gen[prio] != gen) return;
-  send_pause(port, prio, true);
+  // The XON condition is met on a packet's departure, but a dynamic threshold can also rise while
+  // nothing leaves this port (other ports drain): look again before refreshing.
+  const bool xon = pt.ing_hdrm[prio] == 0 && pt.ing_shared[prio] + xon_offset_ <= threshold();
+  send_pause(port, prio, !xon);
 }
 
 }  // namespace railkit::sim

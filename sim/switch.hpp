@@ -31,6 +31,8 @@ class Switch final : public Node {
     std::array<std::uint64_t, kPriorities> ing_shared{};  ///< bytes from this port in the shared pool
     std::array<std::uint64_t, kPriorities> ing_hdrm{};    ///< bytes from this port in its headroom
     std::array<bool, kPriorities> xoff{};                 ///< upstream paused by us
+    std::array<std::int64_t, kPriorities> xoff_since{};   ///< when the pause now held began
+    std::array<std::uint64_t, kPriorities> released{};    ///< packets from this port that left the switch
     std::array<std::uint32_t, kPriorities> xoff_gen{};
     std::uint64_t headroom_bytes = 0;
     std::vector<Packet> pending_pauses;                   ///< control frames to send first
@@ -45,6 +47,8 @@ class Switch final : public Node {
   std::uint16_t add_port(double rate_bps, std::int64_t delay_ps, Node* peer, std::uint16_t peer_port);
   /// routes[dst host] = ports on a shortest path to it.
   void set_routes(std::vector<std::vector<std::uint16_t>> routes) { routes_ = std::move(routes); }
+  /// Replaces the ports towards host `dst` (any ports: a route that is not a shortest path too).
+  void set_route(int dst, std::vector<std::uint16_t> ports) { routes_.at(static_cast<std::size_t>(dst)) = std::move(ports); }
   /// Sizes headroom and ECN per port once all ports exist. Throws UsageError naming
   /// switch.buffer_bytes when the buffer cannot hold the headroom.
   void finalize();
@@ -57,6 +61,10 @@ class Switch final : public Node {
   std::vector<Port>& ports() noexcept { return ports_; }
   const std::vector<Port>& ports() const noexcept { return ports_; }
   std::uint64_t shared_pool_bytes() const noexcept { return shared_pool_; }
+  /// The XOFF threshold now (static, or alpha x free shared buffer).
+  std::uint64_t threshold_bytes() const noexcept { return threshold(); }
+  /// XON once an ingress queue is this far below the threshold.
+  std::uint64_t xon_offset_bytes() const noexcept { return xon_offset_; }
 
  private:
   void enqueue(Packet& p, std::uint16_t out);

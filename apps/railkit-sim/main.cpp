@@ -1,5 +1,6 @@
 // `railkit-sim`: the RoCE fabric simulator (ns-3). Parses the flags into SimOptions and runs
-// sim::run_sim; errors are caught once, in guarded_main (scenario errors: exit 6).
+// sim::run_sim; errors are caught once, in guarded_main (scenario errors: exit 6). A run that a
+// PFC deadlock stopped exits sim::kExitDeadlock (12).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -28,7 +29,7 @@ int run(int argc, char** argv) {
     app.exit(e);
     return railkit::exit_code(railkit::ErrorCode::Usage);
   }
-  return railkit::sim::run_sim(o, std::cout);
+  return railkit::sim::run_sim(o, std::cout, std::cerr);
 }
 
 }  // namespace

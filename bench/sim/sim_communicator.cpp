@@ -307,6 +307,7 @@ nlohmann::json run_json(const SimSetup& s, const std::string& machine) {
             {"link_rate_Gbps", t.link_rate_bps / 1e9},
             {"link_delay_us", static_cast<double>(t.link_delay_ps) / 1e6},
             {"spines", t.spines},
+            {"fabric_rate_Gbps", t.fabric_rate_bps / 1e9},
             {"oversubscription", t.oversubscription},
             {"nvlink_rate_Gbps", c.nvlink_rate_bps / 1e9},
             {"mtu_bytes", t.mtu_bytes},

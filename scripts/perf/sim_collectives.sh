@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Scale of the simulated collectives (issue 16, check 4): wall time and peak memory of one
 # 256 MiB all-reduce on rail-optimized clusters of 2, 4, 8, 16, 32 ... nodes x 8 GPUs
-# (sim/examples/cluster-4x8-1to1.yaml with topology.nodes and spines set), at packet level and at
+# (sim/examples/cluster-4x8-1to1.yaml with topology.nodes, spines and fabric_rate set), at packet level and at
 # flow level, and the largest cluster each fidelity simulates within CAP_S seconds. A benchmark,
 # not a test: it prints the figures (all simulated times are simulated; wall times and memory are
 # measured on this machine) and exits 0 whatever they are; non-zero only when something fails to
@@ -41,13 +41,15 @@ cluster="$repo/sim/examples/cluster-4x8-1to1.yaml"
 # run FIDELITY NODES -> appends "fidelity nodes wall_s rss_kB doc" to $tmp/rows; returns 1 past the cap
 run() {
   local fid="$1" nodes="$2" spines=$(( $2 < 4 ? $2 : 4 )) doc="$tmp/$1-$2.json"
-  # Spines: as many as the leaf has nodes, up to 4 (1:1 keeps every leaf's uplinks = downlinks).
+  # Spines: as many as the leaf has nodes, up to 4, each link at nodes x 400 Gb/s / spines (1:1
+  # keeps every leaf's uplinks = downlinks; the example's NICs are 400 Gb/s).
+  local fabric=$(( nodes * 400 / spines ))
   # A leaf has a port per node: its buffer grows with them (1 MiB per port, at least the example's
   # 64 MiB), or the PFC headroom of 256 ports would not fit.
   local buffer=$(( (nodes + spines) * 1048576 > 67108864 ? (nodes + spines) * 1048576 : 67108864 ))
   if ! timeout "$((CAP_S + 60))" /usr/bin/time -f '%e %M' -o "$tmp/time" "${pin[@]}" "$bench" --backend sim \
       --sim-cluster "$cluster" --sim-set "topology.nodes=$nodes" --sim-set "topology.spines=$spines" \
-      --sim-set "switch.buffer_bytes=$buffer" \
+      --sim-set "topology.fabric_rate=${fabric}Gbps" --sim-set "switch.buffer_bytes=$buffer" \
       --fidelity "$fid" --coll all_reduce -b "$BYTES" -e "$BYTES" -n 1 -w 0 -J "$doc" >"$tmp/out" 2>&1; then
     echo "$fid $nodes failed or exceeded $((CAP_S + 60)) s:" >&2
     tail -3 "$tmp/out" >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tuning DCQCN on the simulator (issue 16, check 3): a packet-level all-to-all on a rail-optimized
 # cluster at 400 Gb/s with 2:1 spines (sim/examples/cluster-4x8-2to1.yaml, topology.nodes=NODES,
-# NCCL_PXN_DISABLE=1 so that 7/8 of the bytes cross the spines):
+# its 4 spine links at FABRIC_RATE, NCCL_PXN_DISABLE=1 so that 7/8 of the bytes cross the spines):
 #   1. the NVIDIA defaults: completion time, ECN marks, PFC pauses, CNPs (and the flow-level time
 #      and nic.cc=none as references);
 #   2. single DCQCN attribute changes and their completion time;
@@ -17,8 +17,9 @@
 # Usage: scripts/perf/sim_dcqcn_tune.sh [BUILD_DIR]       (default: <repo>/build)
 # Needs: BUILD_DIR/bin/railkit-bench with the sim backend (ns-3) and BUILD_DIR/bin/railkit, python3.
 # Knobs (environment): NODES (16), BYTES (32M: each rank's all-to-all send buffer), CLUSTER
-#   (sim/examples/cluster-4x8-2to1.yaml), BUDGET (20 tune trials), PAIRS (5 validation rounds, each
-#   on its own held-out seed),
+#   (sim/examples/cluster-4x8-2to1.yaml), FABRIC_RATE (one leaf-spine link, topology.fabric_rate;
+#   default NODES x 50 Gbps: NODES x 400 Gb/s down over 4 spines at 2:1, as the 4-node file has),
+#   BUDGET (20 tune trials), PAIRS (5 validation rounds, each on its own held-out seed),
 #   SEED2 (2), SINGLES (attributes changed one at a time, space-separated attr=value, names as
 #   `railkit dcqcn show`; default roce_rp.rpg_min_dec_fac=95 roce_rp.rpg_time_reset=20
 #   roce_rp.rate_to_set_on_first_cnp=1000), CASE2_ENV (NAME=VALUE ... for the second case; "none":
@@ -52,6 +53,7 @@ command -v python3 >/dev/null || die "python3 not found"
 for k in NODES BUDGET PAIRS SEED2; do
   [[ "${!k}" =~ ^[1-9][0-9]*$ ]] || die "$k '${!k}': expected a positive integer"
 done
+FABRIC_RATE="${FABRIC_RATE:-$((NODES * 50))Gbps}"
 "$bench" --version 2>/dev/null | grep -q 'sim' || die "$bench has no sim backend (built without ns-3)"
 
 if [[ -n "${KEEP:-}" ]]; then
@@ -63,8 +65,8 @@ else
 fi
 
 export NCCL_PXN_DISABLE=1
-base_args=(--backend sim --sim-cluster "$CLUSTER" --sim-set "topology.nodes=$NODES" --coll alltoall -b "$BYTES" -e "$BYTES"
-           -w 0)
+base_args=(--backend sim --sim-cluster "$CLUSTER" --sim-set "topology.nodes=$NODES" --sim-set "topology.fabric_rate=$FABRIC_RATE"
+           --coll alltoall -b "$BYTES" -e "$BYTES" -w 0)
 
 # sim DOC FIDELITY ARGS... : one simulated all-to-all (one iteration) into DOC; dies with its output on failure
 sim() {
@@ -193,7 +195,7 @@ PY
 }
 
 echo "# DCQCN tuning on the simulator (issue 16, check 3): every time and busbw below is SIMULATED"
-echo "# cluster $CLUSTER, topology.nodes=$NODES, NCCL_PXN_DISABLE=1; results in $work"
+echo "# cluster $CLUSTER, topology.nodes=$NODES, topology.fabric_rate=$FABRIC_RATE, NCCL_PXN_DISABLE=1; results in $work"
 if [[ "${CASE1:-}" != "none" ]]; then run_case case1; fi
 if [[ "$CASE2_ENV" != "none" ]]; then
   echo

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "core/results.hpp"

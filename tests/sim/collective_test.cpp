@@ -37,7 +37,8 @@ TEST(SimCluster, ExamplesLoad) {
   EXPECT_EQ(c.gpus_per_node(), 8);
   EXPECT_EQ(c.gpus(), 32);
   EXPECT_DOUBLE_EQ(c.nvlink_rate_bps, 3.6e12);
-  EXPECT_DOUBLE_EQ(c.fabric.topology.oversubscription, 2);
+  EXPECT_DOUBLE_EQ(c.fabric.topology.oversubscription, 2);  // derived: 4 x 400 Gb/s down, 4 x 200 Gb/s up
+  EXPECT_DOUBLE_EQ(c.fabric.topology.fabric_rate_bps, 200e9);
   EXPECT_TRUE(c.fabric.flows.empty());
   EXPECT_EQ(c.fabric.name, "cluster-4x8-2to1");
 }

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "sim/collective.hpp"
 #include "sim/roce.hpp"
@@ -15,16 +17,18 @@ namespace {
 
 constexpr std::uint64_t kMiB = 1ull << 20;
 
-/// nodes x gpus at `rate`, 1 us links, NVLink 3.6 Tb/s with 1 us per hop.
-rs::ClusterSpec cluster(int nodes, int gpus, const std::string& rate = "100Gbps", const std::string& cc = "dcqcn_nvidia",
+/// nodes x gpus at `rate_Gbps`, 1 us links, NVLink 3.6 Tb/s with 1 us per hop; `spines` spines
+/// whose links run at the speed that gives `oversubscription` (nodes x rate / (oversubscription x
+/// spines)).
+rs::ClusterSpec cluster(int nodes, int gpus, double rate_Gbps = 100, const std::string& cc = "dcqcn_nvidia",
                         double oversubscription = 1, int spines = 1) {
   json d = {{"name", "test"},
             {"topology",
              {{"nodes", nodes},
               {"gpus_per_node", gpus},
               {"spines", spines},
-              {"oversubscription", oversubscription},
-              {"link_rate", rate},
+              {"fabric_rate", fmt::format("{}Gbps", nodes * rate_Gbps / (oversubscription * spines))},
+              {"link_rate", fmt::format("{}Gbps", rate_Gbps)},
               {"link_delay", "1us"}}},
             {"nvlink", {{"rate", "3600Gbps"}, {"delay", "1us"}}},
             {"nic", {{"cc", cc}}}};
@@ -101,8 +105,8 @@ TEST(SimPacketCollective, QueuePairsSplitTheBytes) {
 
 TEST(SimPacketCollective, TwoTransfersIntoOneNicShareIt) {
   // n0g0 and n1g0 both send to n2g0: its leaf port is the bottleneck, each gets half.
-  const auto one = rs::run_packet_plan(cluster(3, 2, "100Gbps", "none"), plan({net(0, 4, 4 * kMiB)}));
-  const auto two = rs::run_packet_plan(cluster(3, 2, "100Gbps", "none"), plan({net(0, 4, 4 * kMiB), net(2, 4, 4 * kMiB)}));
+  const auto one = rs::run_packet_plan(cluster(3, 2, 100, "none"), plan({net(0, 4, 4 * kMiB)}));
+  const auto two = rs::run_packet_plan(cluster(3, 2, 100, "none"), plan({net(0, 4, 4 * kMiB), net(2, 4, 4 * kMiB)}));
   measured("two_into_one_ratio", two.time_us / one.time_us);
   EXPECT_NEAR(two.time_us / one.time_us, 2.0, 0.03);
   EXPECT_EQ(two.counters.net_bytes, 8 * kMiB);
@@ -167,7 +171,7 @@ rs::CollPlan all_to_all(const rs::ClusterSpec& c, std::uint64_t bytes) {
 }  // namespace
 
 TEST(SimPacketCollective, AllToAllAcrossRailsCongestsOversubscribedSpines) {
-  const auto thin = cluster(4, 4, "100Gbps", "dcqcn_nvidia", 2, 2);
+  const auto thin = cluster(4, 4, 100, "dcqcn_nvidia", 2, 2);
   const auto o = rs::run_packet_plan(thin, all_to_all(thin, kMiB));
   measured("a2a_2to1_time_us", o.time_us);
   measured("a2a_2to1_ecn_marked", static_cast<double>(o.counters.ecn_marked));
@@ -178,11 +182,11 @@ TEST(SimPacketCollective, AllToAllAcrossRailsCongestsOversubscribedSpines) {
   EXPECT_GT(o.counters.ecn_marked, 0u);
   EXPECT_GT(o.counters.cnps, 0u);
   // The same traffic on 1:1 spines is faster; without congestion control, PFC pauses instead.
-  const auto full = cluster(4, 4, "100Gbps", "dcqcn_nvidia", 1, 2);
+  const auto full = cluster(4, 4, 100, "dcqcn_nvidia", 1, 2);
   const auto f = rs::run_packet_plan(full, all_to_all(full, kMiB));
   measured("a2a_1to1_time_us", f.time_us);
   EXPECT_GT(o.time_us, 1.3 * f.time_us);
-  const auto nocc = cluster(4, 4, "100Gbps", "none", 2, 2);
+  const auto nocc = cluster(4, 4, 100, "none", 2, 2);
   const auto n = rs::run_packet_plan(nocc, all_to_all(nocc, kMiB));
   measured("a2a_2to1_nocc_time_us", n.time_us);
   measured("a2a_2to1_nocc_pause_tx", static_cast<double>(n.counters.pause_tx));
@@ -191,7 +195,7 @@ TEST(SimPacketCollective, AllToAllAcrossRailsCongestsOversubscribedSpines) {
 }
 
 TEST(SimPacketCollective, SameSeedSameRun) {
-  const auto c = cluster(4, 4, "100Gbps", "dcqcn_nvidia", 2, 2);
+  const auto c = cluster(4, 4, 100, "dcqcn_nvidia", 2, 2);
   const auto a = rs::run_packet_plan(c, all_to_all(c, 256 * 1024));
   const auto b = rs::run_packet_plan(c, all_to_all(c, 256 * 1024));
   EXPECT_EQ(a.counters.events, b.counters.events);

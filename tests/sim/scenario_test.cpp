@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/yaml.hpp"
 #include "sim/scenario.hpp"
+#include "sim/topology.hpp"
 
 namespace rs = railkit::sim;
 using nlohmann::json;
@@ -96,13 +97,69 @@ TEST(SimScenario, ImpossibleTopologies) {
   EXPECT_NE(error_of(d).find("flows[0].dst: 'h9': no such host"), std::string::npos);
 }
 
-TEST(SimScenario, LeafSpineUplinkRateFromOversubscription) {
+namespace {
+
+json two_tier(json topology) {
   json d = base();
-  d["topology"] = {{"kind", "leaf_spine"}, {"leaves", 2}, {"hosts_per_leaf", 8}, {"spines", 2},
-                   {"oversubscription", 2}, {"link_rate", "100Gbps"}};
-  const auto s = rs::parse_scenario(d, "t.yaml", ".");
-  EXPECT_DOUBLE_EQ(s.topology.fabric_rate_bps, 200e9);  // 8 x 100 / (2 x 2)
-  EXPECT_EQ(s.topology.host_count(), 16);
+  d["topology"] = {{"kind", "leaf_spine"}, {"leaves", 2}, {"hosts_per_leaf", 8}, {"link_rate", "100Gbps"}};
+  d["topology"].update(topology);
+  return d;
+}
+
+/// The rate of every leaf-spine link of `s` (they are all alike), from the built fabric.
+double uplink_Gbps(const rs::Scenario& s) {
+  const rs::FabricGraph g = rs::build_fabric(s.topology);
+  double rate = -1;
+  for (int n = g.hosts; n < g.nodes(); ++n)
+    for (const rs::PortLink& l : g.ports[static_cast<std::size_t>(n)]) {
+      if (g.is_host(l.peer)) continue;
+      if (rate >= 0 && l.rate_bps != rate * 1e9) return -1;
+      rate = l.rate_bps / 1e9;
+    }
+  return rate;
+}
+
+}  // namespace
+
+TEST(SimScenario, SpineCountAndSpineLinkRateAreSeparate) {
+  // fabric_rate is one leaf-spine link (default: link_rate); spines only counts them.
+  auto s = rs::parse_scenario(two_tier({{"spines", 2}}), "t.yaml", ".");
+  EXPECT_DOUBLE_EQ(s.topology.fabric_rate_bps, 100e9);
+  EXPECT_DOUBLE_EQ(s.topology.oversubscription, 4);  // 8 x 100 / (2 x 100)
+  for (int spines : {1, 2, 4, 8}) {
+    s = rs::parse_scenario(two_tier({{"spines", spines}, {"fabric_rate", "200Gbps"}}), "t.yaml", ".");
+    EXPECT_EQ(s.topology.spines, spines);
+    EXPECT_DOUBLE_EQ(uplink_Gbps(s), 200) << spines << " spines";
+    EXPECT_DOUBLE_EQ(s.topology.oversubscription, 8.0 * 100 / (spines * 200)) << spines << " spines";
+  }
+  // Rail-optimized: hosts per leaf are the nodes.
+  json d = base();
+  d["topology"] = {{"kind", "rail_optimized"}, {"nodes", 4}, {"gpus_per_node", 8}, {"spines", 2}, {"link_rate", "400Gbps"}};
+  s = rs::parse_scenario(d, "t.yaml", ".");
+  EXPECT_DOUBLE_EQ(s.topology.fabric_rate_bps, 400e9);
+  EXPECT_DOUBLE_EQ(s.topology.oversubscription, 2);
+}
+
+TEST(SimScenario, OversubscriptionGivenSetsTheSpineCount) {
+  auto s = rs::parse_scenario(two_tier({{"oversubscription", 2}}), "t.yaml", ".");
+  EXPECT_EQ(s.topology.spines, 4);  // 8 x 100 / (2 x 100)
+  EXPECT_DOUBLE_EQ(s.topology.fabric_rate_bps, 100e9);
+  s = rs::parse_scenario(two_tier({{"oversubscription", 2}, {"fabric_rate", "400Gbps"}}), "t.yaml", ".");
+  EXPECT_EQ(s.topology.spines, 1);
+  // Given with the spine count, it must agree with it.
+  s = rs::parse_scenario(two_tier({{"spines", 4}, {"oversubscription", 2}}), "t.yaml", ".");
+  EXPECT_DOUBLE_EQ(s.topology.oversubscription, 2);
+  const std::string both = error_of(two_tier({{"spines", 2}, {"oversubscription", 2}}));
+  EXPECT_EQ(both,
+            "t.yaml: topology.spines, topology.oversubscription: 2 spines x 100 Gb/s (topology.fabric_rate) under 8 hosts "
+            "per leaf x 100 Gb/s is 4:1, not 2:1; give one of topology.spines and topology.oversubscription");
+  EXPECT_EQ(both.find('\n'), std::string::npos);
+  // A spine count that is not whole.
+  const std::string odd = error_of(two_tier({{"oversubscription", 3}}));
+  EXPECT_NE(odd.find("t.yaml: topology.oversubscription: 3: "), std::string::npos) << odd;
+  EXPECT_NE(odd.find("2.667 spines"), std::string::npos) << odd;
+  // Neither: the spine count is missing.
+  EXPECT_NE(error_of(two_tier(json::object())).find("topology.spines: 0: several leaves need at least 1 spine"), std::string::npos);
 }
 
 TEST(SimScenario, RailHostNames) {
@@ -163,4 +220,11 @@ TEST(SimScenario, ExamplesParse) {
     const auto s = rs::load_scenario(std::string(RAILKIT_SIM_EXAMPLES) + "/" + name);
     EXPECT_FALSE(s.flows.empty()) << name;
   }
+  // Their spine links as before topology.fabric_rate became the speed of one link.
+  const auto victim = rs::load_scenario(std::string(RAILKIT_SIM_EXAMPLES) + "/leaf-spine-victim.yaml");
+  EXPECT_DOUBLE_EQ(victim.topology.fabric_rate_bps, 425e9);  // 17 x 100 / 4
+  EXPECT_DOUBLE_EQ(victim.topology.oversubscription, 1);
+  const auto rail = rs::load_scenario(std::string(RAILKIT_SIM_EXAMPLES) + "/rail-cluster.yaml");
+  EXPECT_DOUBLE_EQ(rail.topology.fabric_rate_bps, 400e9);
+  EXPECT_DOUBLE_EQ(rail.topology.oversubscription, 1);
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """railkit-sim end to end: the example writes a simulated railkit.sim/1 document and its CSV
 series (and plots when matplotlib is there); scenario errors print one line naming the key and
-exit 6. Usage: sim_cli.py RAILKIT_SIM EXAMPLES_DIR"""
+exit 6; a PFC deadlock stops the run, writes the documents with the finding, prints one line
+naming the ports and exits 12; the spine count and the spine link rate are separate keys.
+Usage: sim_cli.py RAILKIT_SIM EXAMPLES_DIR"""
 import json
 import os
 import subprocess
@@ -36,6 +38,7 @@ with tempfile.TemporaryDirectory() as tmp:
         check(doc["scenario"]["name"] == "incast-16to1", "the scenario is echoed")
         check(doc["parameters"]["nic"]["dcqcn"]["roce_rp.rpg_time_reset"] == 300, "resolved DCQCN attributes")
         check(len(doc["series"]["t_us"]) > 10, "time series")
+        check("deadlock" in doc and doc["deadlock"] is None, "no deadlock")
         for name in ("flows.csv", "ports.csv"):
             with open(os.path.join(out, name)) as f:
                 head = f.readline()
@@ -47,6 +50,49 @@ with tempfile.TemporaryDirectory() as tmp:
             check(p.returncode == 0 and os.path.getsize(png) > 1000, f"plot_sim.py draws ({p.stderr.strip()})")
         except ImportError:
             print("skip: matplotlib is not installed, plot not drawn")
+
+    # PFC deadlock: XOFF at 32 KiB and XON 64 KiB below it, so no pause is ever lifted.
+    dl = os.path.join(tmp, "deadlock")
+    r = run([os.path.join(EXAMPLES, "incast-16to1.yaml"), "--out", dl, "-q",
+             "--set", "switch.pfc.xoff_bytes=32KiB", "--set", "switch.pfc.xon_offset_bytes=64KiB"])
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    check(r.returncode == 12, f"a deadlock: exit 12 (got {r.returncode}: {r.stderr.strip()})")
+    check(len(lines) == 1 and lines[0].startswith("railkit-sim: deadlock at ") and "h0:0->sw0 prio 3" in lines[0]
+          and "never clear" in lines[0], f"a deadlock: one line naming the ports (got {r.stderr!r})")
+    check(r.stdout == "", f"-q: nothing on stdout (got {r.stdout!r})")
+    if r.returncode == 12:
+        doc = json.load(open(os.path.join(dl, "sim.json")))
+        d = doc["deadlock"]
+        check(d["kind"] == "pause_never_clears" and "h15:0->sw0 prio 3" in d["ports"] and len(d["ports"]) == 16,
+              f"the finding names the 16 paused senders: {d}")
+        check(d["at_us"] == doc["run"]["duration_us"] < 20000 and d["since_us"] < d["at_us"],
+              f"the run stopped where it was found: {d['at_us']} {doc['run']['duration_us']}")
+        check(os.path.exists(os.path.join(dl, "flows.csv")) and os.path.exists(os.path.join(dl, "ports.csv")), "the CSVs too")
+    # Congestion is not a deadlock: 16:1 with PFC alone pauses 2000 times in 20 ms.
+    r = run([os.path.join(EXAMPLES, "incast-16to1.yaml"), "--out", os.path.join(tmp, "nocc"), "-q", "--set", "nic.cc=none"])
+    check(r.returncode == 0 and r.stderr == "", f"16:1 without congestion control: exit 0 (got {r.returncode}: {r.stderr.strip()})")
+    if r.returncode == 0:
+        doc = json.load(open(os.path.join(tmp, "nocc", "sim.json")))
+        check(doc["deadlock"] is None and doc["totals"]["pause_sent"] > 1000 and doc["run"]["duration_us"] == 20000,
+              f"16:1 without congestion control: paused {doc['totals']['pause_sent']} times, no deadlock")
+
+    # Spines: the count and the speed of one spine link are separate keys.
+    victim = os.path.join(EXAMPLES, "leaf-spine-victim.yaml")
+    for spines, over in ((4, 1.0), (2, 2.0)):
+        out = os.path.join(tmp, f"spines{spines}")
+        r = run([victim, "--out", out, "-q", "--set", "duration=100us", "--set", f"topology.spines={spines}"])
+        check(r.returncode == 0, f"{spines} spines: rc {r.returncode}: {r.stderr.strip()}")
+        if r.returncode == 0:
+            doc = json.load(open(os.path.join(out, "sim.json")))
+            t = doc["parameters"]["topology"]
+            uplinks = {p["rate_Gbps"] for p in doc["ports"] if "spine" in p["node"] + p["peer"]}
+            check(t["spines"] == spines and t["fabric_rate_Gbps"] == 425 and uplinks == {425.0},
+                  f"{spines} spines: each spine link stays 425 Gb/s ({t}, {uplinks})")
+            check(abs(t["oversubscription"] - over) < 1e-9, f"{spines} spines: oversubscription {t['oversubscription']}, want {over}")
+    r = run([victim, "--out", os.path.join(tmp, "x"), "--set", "topology.oversubscription=2"])
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    check(r.returncode == 6 and len(lines) == 1 and "topology.spines, topology.oversubscription: 4 spines x 425 Gb/s" in lines[0]
+          and "is 1:1, not 2:1" in lines[0], f"spines and oversubscription that disagree: one line, exit 6 (got {r.returncode}: {r.stderr!r})")
 
     bad = os.path.join(tmp, "bad.yaml")
     cases = [

@@ -91,6 +91,7 @@ TEST(SimValidation, DcqcnRemovesPfcPauses) {
   EXPECT_EQ(upstream, pfc.totals.steady_pause_tx);
   EXPECT_LE(static_cast<double>(dcqcn.totals.steady_pause_tx), 0.1 * static_cast<double>(pfc.totals.steady_pause_tx));
   EXPECT_EQ(pfc.totals.drops + dcqcn.totals.drops, 0u);
+  EXPECT_FALSE(pfc.deadlock.has_value());  // paused all along, never stuck (sim/deadlock.hpp)
 }
 
 // 3. Pause spreading: with PFC alone the incast behind leaf1 pauses the spines, the spines pause
@@ -113,6 +114,7 @@ TEST(SimValidation, VictimFlow) {
   EXPECT_GT(spine_pauses, 0u);
   EXPECT_GT(port(pfc, "leaf0", 16).pause_tx[3], 0u);
   EXPECT_LT(v_pfc.steady_throughput_Gbps, 0.5 * v_pfc.fair_share_Gbps);
+  EXPECT_FALSE(pfc.deadlock.has_value());  // pauses spread over two tiers, but they clear
   EXPECT_GE(v_dcqcn.steady_throughput_Gbps, 0.9 * v_dcqcn.fair_share_Gbps);
 }
 
@@ -138,6 +140,7 @@ TEST(SimValidation, LossyModeDropsAndRetransmits) {
   measured("nocc.lossy_goodput_Gbps", lossy_nocc.totals.goodput_Gbps);
   measured("nocc.lossy_drops", static_cast<double>(lossy_nocc.totals.drops));
   EXPECT_EQ(lossless.totals.drops, 0u);
+  EXPECT_FALSE(lossless_nocc.deadlock.has_value());
   EXPECT_GT(lossy.totals.drops, 0u);
   EXPECT_GT(lossy.totals.retransmitted_packets, 0u);
   EXPECT_GT(oos, 0u);

@@ -232,8 +232,9 @@ def readers_parse_simulated_documents(ctx):
         raise Skip("%s is not built" % ctx.railkit)
     a, _, _ = ctx.sim(["--fidelity", "flow", "-b", "1M", "-e", "16M", "-f", "4", "-n", "2", "--label", "one-to-one"])
     b, _, _ = ctx.sim(["--fidelity", "flow", "-b", "1M", "-e", "16M", "-f", "4", "-n", "2", "--label", "two-to-one",
-                       "--sim-set", "topology.oversubscription=2"])
-    check(b["run"]["sim"]["cluster"]["oversubscription"] == 2, "override applied")
+                       "--sim-set", "topology.fabric_rate=200Gbps"])
+    check(b["run"]["sim"]["cluster"]["oversubscription"] == 2, "override applied: 4 spines at 200 Gb/s are 2:1")
+    check(b["run"]["sim"]["cluster"]["fabric_rate_Gbps"] == 200, "the spine link rate reported")
     files = sorted(os.path.join(ctx.tmp, f) for f in os.listdir(ctx.tmp) if f.endswith(".json"))
     p = subprocess.run([ctx.railkit, "report"] + files, capture_output=True, text=True, timeout=60, env=clean_env())
     check(p.returncode == 0, "railkit report rc %d: %s" % (p.returncode, p.stderr[-800:]))

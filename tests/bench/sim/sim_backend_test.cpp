@@ -208,7 +208,9 @@ TEST(SimBackend, NcclSettingsComeFromTheEnvironmentAndInertOnesAreNamed) {
   EXPECT_EQ(j["cluster"]["gpus_per_node"], 4);
   EXPECT_EQ(j["cluster"]["spines"], 1);
   EXPECT_DOUBLE_EQ(j["cluster"]["link_rate_Gbps"].get<double>(), 100.0);
-  EXPECT_DOUBLE_EQ(j["cluster"]["oversubscription"].get<double>(), 1.0);
+  // One spine instead of the file's two, its link still at 100 Gb/s: 2 x 100 Gb/s down, 100 up.
+  EXPECT_DOUBLE_EQ(j["cluster"]["fabric_rate_Gbps"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(j["cluster"]["oversubscription"].get<double>(), 2.0);
   EXPECT_TRUE(j["cluster"]["nvlink_rate_Gbps"].is_number());
   EXPECT_EQ(j["sets"], nlohmann::json::array({"seed=9", "topology.spines=1"}));
   EXPECT_EQ(j["fidelity"], "flow");
