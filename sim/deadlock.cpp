@@ -11,6 +11,43 @@
 
 namespace railkit::sim {
 
+namespace {
+
+/// A cycle of the wait-for graph `waits` (node -> nodes it waits on), depth first from the lowest
+/// node, in edge order: the same graph gives the same cycle. Empty when there is none.
+std::vector<int> find_wait_cycle(const std::vector<std::vector<int>>& waits) {
+  std::vector<int> cycle;
+  std::vector<int> colour(waits.size(), 0);  // 0 unseen, 1 on the path, 2 done
+  for (std::size_t start = 0; start < waits.size() && cycle.empty(); ++start) {
+    if (colour[start] != 0) continue;
+    std::vector<std::pair<int, std::size_t>> path{{static_cast<int>(start), 0}};
+    colour[start] = 1;
+    while (!path.empty() && cycle.empty()) {
+      const int u = path.back().first;
+      const std::size_t k = path.back().second;
+      const auto& next = waits[static_cast<std::size_t>(u)];
+      if (k == next.size()) {
+        colour[static_cast<std::size_t>(u)] = 2;
+        path.pop_back();
+        continue;
+      }
+      ++path.back().second;
+      const int v = next[k];
+      if (colour[static_cast<std::size_t>(v)] == 1) {
+        auto it = std::find_if(path.begin(), path.end(), [&](const auto& x) { return x.first == v; });
+        for (; it != path.end(); ++it) cycle.push_back(it->first);
+      } else if (colour[static_cast<std::size_t>(v)] == 0) {
+        colour[static_cast<std::size_t>(v)] = 1;
+        path.emplace_back(v, 0);
+      }
+    }
+  }
+
+  return cycle;
+}
+
+}  // namespace
+
 std::int64_t deadlock_bound_ps(const FabricGraph& g, const SwitchSpec& sw) {
   double slowest = 0;
   for (int n = g.hosts; n < g.nodes(); ++n)
@@ -97,33 +134,7 @@ std::optional<DeadlockFinding> DeadlockWatch::analyse(const std::vector<Pause>& 
     w.erase(std::unique(w.begin(), w.end()), w.end());
   }
 
-  // A cycle among them (depth first, in switch and port order: the same run finds the same one).
-  std::vector<int> cycle;
-  std::vector<int> colour(stuck.size(), 0);  // 0 unseen, 1 on the path, 2 done
-  for (std::size_t start = 0; start < stuck.size() && cycle.empty(); ++start) {
-    if (colour[start] != 0) continue;
-    std::vector<std::pair<int, std::size_t>> path{{static_cast<int>(start), 0}};
-    colour[start] = 1;
-    while (!path.empty() && cycle.empty()) {
-      const int u = path.back().first;
-      const std::size_t k = path.back().second;
-      const auto& next = waits[static_cast<std::size_t>(u)];
-      if (k == next.size()) {
-        colour[static_cast<std::size_t>(u)] = 2;
-        path.pop_back();
-        continue;
-      }
-      ++path.back().second;
-      const int v = next[k];
-      if (colour[static_cast<std::size_t>(v)] == 1) {
-        auto it = std::find_if(path.begin(), path.end(), [&](const auto& x) { return x.first == v; });
-        for (; it != path.end(); ++it) cycle.push_back(it->first);
-      } else if (colour[static_cast<std::size_t>(v)] == 0) {
-        colour[static_cast<std::size_t>(v)] = 1;
-        path.emplace_back(v, 0);
-      }
-    }
-  }
+  const std::vector<int> cycle = find_wait_cycle(waits);
 
   DeadlockFinding f;
   f.at_ps = now_ps;
