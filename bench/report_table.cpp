@@ -16,6 +16,28 @@ std::string placement_cols(const std::optional<ResultRecord>& r) {
                      format_column(r->busbw_GBps, 6), wrong);
 }
 
+/// For a simulated record whose algorithm the cost model chose: "#   sim: Tree/Simple chosen,
+/// predicted 4268.1 us; Ring/Simple 5265.5, ..." (every candidate, fastest first; "not allowed"
+/// for those NCCL_ALGO / NCCL_PROTO exclude). Empty otherwise.
+std::string sim_choice_line(const nlohmann::json& observed) {
+  if (!observed.is_object() || !observed.contains("candidates") || !observed["candidates"].is_array() ||
+      observed["candidates"].empty())
+    return {};
+  std::vector<nlohmann::json> ks(observed["candidates"].begin(), observed["candidates"].end());
+  std::stable_sort(ks.begin(), ks.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return a.value("predicted_us", 0.0) < b.value("predicted_us", 0.0);
+  });
+  const std::string algo = observed.value("algo", "?"), proto = observed.value("proto", "?");
+  std::string chosen, others;
+  for (const nlohmann::json& k : ks) {
+    const std::string name = k.value("algo", "?") + "/" + k.value("proto", "?");
+    const std::string t = fmt::format("{:.1f}", k.value("predicted_us", 0.0));
+    if (name == algo + "/" + proto && chosen.empty()) chosen = t;
+    else others += fmt::format("{}{} {}{}", others.empty() ? "" : ", ", name, t, k.value("allowed", true) ? "" : " (not allowed)");
+  }
+  return fmt::format("#   sim: {}/{} chosen by the cost model, predicted {} us; {}", algo, proto, chosen.empty() ? "?" : chosen, others);
+}
+
 }  // namespace
 
 std::string timing_line(const RunInfo& run) {
@@ -143,6 +165,7 @@ void TableReporter::row(const Row& r) {
       << placement_cols(r.out) << placement_cols(r.in)
       << fmt::format("  {:>7}  {:>7}  {:>7}", p99(r.out), p99(r.in), slowest)
       << (split_ ? fmt::format("  {:>8}", r.group) : std::string()) << "\n";
+  if (const std::string choice = sim_choice_line(any.observed); !choice.empty()) os_ << printable(choice, choice.size()) << "\n";
   os_.flush();
 }
 

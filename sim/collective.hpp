@@ -3,10 +3,11 @@
 //
 // A cluster file describes the machine (nodes x GPUs, NVLink, one NIC per GPU on its rail's leaf,
 // spines, switch and NIC settings); NcclSettings is what the simulated NCCL reads from NCCL_*
-// variables; plan_collective() turns one collective into steps of transfers the way NCCL moves
-// data (channels, rings, trees, grouped point-to-point, PXN relays); simulate_collective() runs
-// the plan at flow level (max-min fair sharing per step) or packet level (the ns-3 fabric of
-// sim/network.hpp) and returns the simulated completion time with fabric counters.
+// variables; plan_collective() chooses the algorithm and protocol by NCCL's cost model and turns
+// one collective into steps of transfers the way NCCL moves data (channels, rings, trees, grouped
+// point-to-point, PXN relays), each transfer waiting only for the transfers it depends on;
+// simulate_collective() runs the plan at flow level (max-min fair sharing) or packet level (the
+// ns-3 fabric of sim/network.hpp) and returns the simulated completion time with fabric counters.
 // Everything here is simulated: callers label it so.
 #include <cstdint>
 #include <filesystem>
@@ -100,14 +101,36 @@ struct Transfer {
   int nic_dst = -1;           ///< net: the fabric host that receives (dst's NIC)
   int qps = 1;                ///< queue pairs the transfer is spread over (ECMP sees each)
   int channel = 0;
+  /// In a repeated step: the transfers of the step (indices) whose previous run this one's run
+  /// waits for, as NCCL's ring waits for the chunk it forwards (a rank sends step s of its ring
+  /// once it has received step s - 1 from its neighbour on the same channel). Empty: every
+  /// transfer of the previous run (a barrier). A transfer's run also waits for its own previous
+  /// run (a connection sends in order).
+  std::vector<std::uint32_t> after;
 };
 
-/// Transfers that run at once; the step ends when the last one lands, plus latency_us of
-/// software and hardware latency (NCCL's cost model). `repeat` identical steps follow each other.
+/// Transfers run `repeat` times. Run 0 of step 0 starts at once, run 0 of a later step when the
+/// previous step is done; run r > 0 of a transfer when what its `after` names has done run r - 1
+/// (no barrier across channels). Every run starts latency_us (NCCL's cost model: software and
+/// hardware latency) after it may start; the collective ends when the last transfer lands.
 struct Step {
   std::vector<Transfer> transfers;
   int repeat = 1;
   double latency_us = 0;
+};
+
+/// One (algorithm, protocol) pair as NCCL's cost model sees it: predicted time = latency +
+/// bytes / bandwidth (src/graph/tuning.cc), with this model's bandwidth: the time the busiest
+/// link of the algorithm's plan (a NIC port, a switch port on its ECMP path, a GPU's NVLink egress
+/// or ingress) needs for the bytes the plan puts on it.
+struct AlgoCandidate {
+  Algo algo = Algo::Ring;
+  Proto proto = Proto::Simple;
+  bool allowed = true;        ///< NCCL_ALGO and NCCL_PROTO allow it
+  double latency_us = 0;      ///< NCCL's latency of the algorithm and protocol here
+  double bandwidth_us = 0;    ///< the busiest link's bytes over its rate (the bandwidth term)
+  double predicted_us = 0;    ///< latency_us + bandwidth_us
+  std::string busiest_link;   ///< which link that is (e.g. "NVLink egress of n0g3")
 };
 
 /// How NCCL would run one collective on the cluster.
@@ -119,12 +142,18 @@ struct CollPlan {
   int priority = 3;            ///< fabric priority of the traffic
   std::vector<Step> steps;
   NcclLogSummary observed;     ///< what a log of this NCCL would show (files = {"simulated"})
-  std::vector<std::string> notes;  ///< choices worth reporting (why this algorithm/protocol)
+  std::vector<AlgoCandidate> candidates;  ///< every pair the cost model weighed (empty: no choice, point-to-point)
+  std::vector<std::string> notes;  ///< choices worth reporting (the algorithm/protocol and why)
 };
 
-/// Plans `r` on `c` with `s`. Throws UsageError for a request the model cannot place (a root out
-/// of range, fewer than 2 GPUs).
+/// Plans `r` on `c` with `s`: the algorithm and protocol of least predicted time among those
+/// NCCL_ALGO / NCCL_PROTO allow (all candidates kept in `candidates` and summed up in `notes`).
+/// Throws UsageError for a request the model cannot place (a root out of range, fewer than 2 GPUs).
 CollPlan plan_collective(const ClusterSpec& c, const NcclSettings& s, const CollRequest& r);
+
+/// Plans `r` with the algorithm and protocol given (no choice, no candidates; a Tree where the
+/// collective has none here is planned as Ring). Throws like plan_collective.
+CollPlan plan_with(const ClusterSpec& c, const NcclSettings& s, const CollRequest& r, Algo a, Proto p);
 
 /// Counters of one simulated collective. Byte counts are payload (protocol overhead included).
 struct FabricCounters {
@@ -153,13 +182,27 @@ struct CollOutcome {
 /// Plans and runs `r`. Throws UsageError like plan_collective.
 CollOutcome simulate_collective(const ClusterSpec& c, const NcclSettings& s, const CollRequest& r, Fidelity f);
 
-/// Runs a plan at flow level: per step, max-min fair rates over NVLink (per GPU, each direction)
-/// and the fabric's links (ECMP paths by flow hash), progressive completion.
-CollOutcome run_flow_plan(const ClusterSpec& c, CollPlan plan);
+/// Work (active flows summed over the events) a step may take event by event at flow level
+/// before it is timed channel by channel: about half a second of one core (a count, so that the
+/// outcome does not depend on the machine).
+inline constexpr double kFlowWorkBudget = 4e6;
+
+/// Runs a plan at flow level: every transfer run starts when its dependencies are done (plus the
+/// step's latency), and the running transfers share NVLink (per GPU, each direction) and the
+/// fabric's links (ECMP paths by flow hash) max-min fairly, rates solved again at every start and
+/// completion. Repetitions found to repeat exactly (the same state one period later) are skipped
+/// over by that period; a step still running past `work_budget` is timed channel by channel (all
+/// its unfinished channels' transfers active together, a channel's run = latency + its slowest
+/// transfer; rates solved again when a channel is done), with a note saying so. Deterministic.
+CollOutcome run_flow_plan(const ClusterSpec& c, CollPlan plan, double work_budget = kFlowWorkBudget);
 
 /// Runs a plan at packet level on the ns-3 fabric (sim/packet_collective.cpp): every network
-/// transfer is qps queue pairs; NVLink transfers are at flow level; a step's flows start when the
-/// previous step ended.
+/// transfer is qps queue pairs; NVLink copies are at flow level; every transfer run starts when
+/// its dependencies are done, plus the step's latency.
 CollOutcome run_packet_plan(const ClusterSpec& c, CollPlan plan);
+
+/// The bandwidth term of the cost model for `steps` (bytes per run x runs on every link of the
+/// flow level's link model, over the link's rate): seconds, and the busiest link's name.
+std::pair<double, std::string> busiest_link_s(const ClusterSpec& c, const std::vector<Step>& steps);
 
 }  // namespace railkit::sim

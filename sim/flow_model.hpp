@@ -1,8 +1,8 @@
 #pragma once
 // Flow-level sharing of links: flows that start together on paths of shared links, each link
 // shared max-min fairly (progressive filling), rates recomputed whenever a flow completes. No
-// congestion control, no queues, no packets: the flow-level fidelity of the collectives and the
-// NVLink part of the packet-level one. Pure: no ns-3 here.
+// congestion control, no queues, no packets. (Flows that start at different times:
+// sim/flow_clock.hpp.) Pure: no ns-3 here.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -26,6 +26,8 @@ class FlowSet {
 
   /// Max-min fair rates (bytes per second) of the flows marked in `active` (all when empty).
   std::vector<double> maxmin(const std::vector<char>& active) const;
+
+  double bytes(std::size_t f) const { return bytes_[f]; }
 
  private:
   std::vector<double> capacity_;

@@ -1,11 +1,14 @@
 // run_packet_plan: a collective plan on the packet-level fabric (sim/network.hpp). Network
-// transfers are RoCE queue pairs that persist across steps (as NCCL's connections do); NVLink
-// copies are at flow level (sim/flow_model.hpp), concurrent with the step's network flows.
+// transfers are RoCE queue pairs that persist across runs (as NCCL's connections do); NVLink
+// copies are at flow level (sim/flow_clock.hpp), alongside the network. Every
+// transfer run starts when what it depends on is done (sim/plan_progress.hpp), plus its step's
+// latency.
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
@@ -14,217 +17,214 @@
 #include "core/error.hpp"
 #include "sim/collective.hpp"
 #include "sim/engine.hpp"
-#include "sim/flow_model.hpp"
+#include "sim/flow_clock.hpp"
 #include "sim/network.hpp"
+#include "sim/plan_progress.hpp"
 #include "sim/qp_route.hpp"
 #include "sim/topology.hpp"
 
 namespace railkit::sim {
 namespace {
 
-/// One queue pair of the simulated NCCL: a connection (the GPU whose data it is, its channel, the
-/// sending and receiving NICs) and its QP index; `occurrence` separates transfers of one step
-/// that would otherwise share a QP.
+/// A connection's queue pair q: the GPU whose data it is, its channel, the sending and receiving
+/// NICs. Several QPs of one key exist when transfers of the key overlap in time.
 struct QpKey {
   int src = 0;
   int nic_src = 0;
   int nic_dst = 0;
   int channel = 0;
   int q = 0;
-  int occurrence = 0;
   bool operator==(const QpKey&) const = default;
 };
 
 struct QpKeyHash {
   std::size_t operator()(const QpKey& k) const noexcept {
     std::uint64_t x = static_cast<std::uint64_t>(flow_hash(k.nic_src, k.nic_dst, transfer_qp_number(k.src, k.channel, k.q), 0));
-    x = x * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(k.occurrence);
+    x = x * 0x9e3779b97f4a7c15ull;
     return static_cast<std::size_t>(x ^ (x >> 29));
   }
 };
 
+constexpr std::uint32_t kNobody = std::numeric_limits<std::uint32_t>::max();
+
 struct Qp {
   std::uint32_t flow = 0;
   bool crosses_spine = false;
-  std::size_t used_in_step = 0;  ///< step index + 1 of the step that last posted on it
-};
-
-struct Message {
-  std::uint32_t flow = 0;
-  std::uint64_t bytes = 0;
-};
-
-/// What one run of a step does, worked out at its first repetition.
-struct PreparedStep {
-  std::vector<Message> messages;
-  std::int64_t nvlink_ps = 0;  ///< the NVLink part: last NVLink copy done, its hop delay included
-  std::int64_t latency_ps = 0;
-  std::uint64_t net_bytes = 0;
-  std::uint64_t spine_bytes = 0;
-  std::uint64_t nvlink_bytes = 0;
+  std::uint32_t owner = kNobody;  ///< the transfer whose message it carries now
 };
 
 std::int64_t us_to_ps(double us) { return std::llround(us * 1e6); }
 
-/// Runs the steps in order on the fabric: each step's messages are posted together, the step
-/// ends when the last is delivered and the NVLink part is done, the next starts latency later.
+/// Runs the transfers on the fabric as their dependencies allow: a run posts one message per
+/// QP and starts its NVLink copy; it is done when every message has been delivered in order and
+/// the copy (plus nvlink.delay) is done.
 class PacketExecutor final : public DeliveryListener {
  public:
   PacketExecutor(const ClusterSpec& c, const CollPlan& plan, Network& net)
-      : c_(c), plan_(plan), net_(net), hosts_(net.graph().hosts) {}
+      : c_(c), plan_(plan), net_(net), progress_(plan.steps) {
+    const int gpus = c.gpus();
+    for (int i = 0; i < 2 * gpus; ++i) nv_.add_link(c.nvlink_rate_bps / 8.0);
+    const std::size_t n = progress_.transfers();
+    nv_slot_.assign(n, kNobody);
+    parts_left_.assign(n, 0);
+    for (std::uint32_t id = 0; id < n; ++id) {
+      const Transfer& t = transfer(id);
+      const int to = t.net ? t.relay : t.dst;
+      if (t.bytes == 0 || to < 0 || to == t.src) continue;
+      const std::array<int, 2> path{t.src, gpus + to};
+      nv_slot_[id] = nv_.add_slot(path);
+      nv_owner_.push_back(id);
+    }
+  }
 
-  /// Schedules the first step at time 0 (or finishes now for a plan with nothing to run).
+  /// Schedules the first runs (or finishes now for a plan with nothing to run).
   void start() {
-    skip_empty();
-    if (step_ >= plan_.steps.size()) {
+    if (progress_.transfers() == 0) {
       done_ps_ = 0;
       return;
     }
-    Engine::after(0, &PacketExecutor::begin_step, this);
+    schedule(progress_.initial());
   }
 
-  void delivered(std::uint32_t) override {
-    if (--pending_ == 0) finish_step(std::max(Engine::now_ps(), nvlink_done_ps_));
+  void delivered(std::uint32_t flow) override {
+    Qp& qp = qps_[qp_of_flow_[flow]];
+    const std::uint32_t id = qp.owner;
+    qp.owner = kNobody;
+    if (id != kNobody) part_done(id);
   }
 
   bool done() const noexcept { return done_ps_ >= 0; }
   std::int64_t done_ps() const noexcept { return done_ps_; }
   const FabricCounters& counters() const noexcept { return counters_; }
   std::string where() const {
-    return fmt::format("step {} of {} (repetition {}), {} of {} messages undelivered", step_ + 1, plan_.steps.size(),
-                       rep_ + 1, pending_, cur_.messages.size());
+    std::size_t busy = 0, first = kNobody;
+    for (std::uint32_t id = 0; id < progress_.transfers(); ++id)
+      if (progress_.busy(id)) {
+        ++busy;
+        if (first == kNobody) first = id;
+      }
+    if (busy == 0) return "no transfer running";
+    return fmt::format("{} of {} transfers running, the first: step {} transfer {} run {} ({} parts undone)", busy,
+                       progress_.transfers(), progress_.step_of(static_cast<std::uint32_t>(first)) + 1,
+                       progress_.index_of(static_cast<std::uint32_t>(first)), progress_.runs_done(static_cast<std::uint32_t>(first)) + 1,
+                       parts_left_[first]);
   }
 
  private:
-  void skip_empty() {
-    while (step_ < plan_.steps.size() && plan_.steps[step_].repeat < 1) ++step_;
+  const Transfer& transfer(std::uint32_t id) const {
+    return plan_.steps[progress_.step_of(id)].transfers[progress_.index_of(id)];
   }
 
-  void begin_step() {
-    if (rep_ == 0) prepare(plan_.steps[step_]);
-    counters_.net_bytes += cur_.net_bytes;
-    counters_.spine_bytes += cur_.spine_bytes;
-    counters_.nvlink_bytes += cur_.nvlink_bytes;
-    const std::int64_t now = Engine::now_ps();
-    nvlink_done_ps_ = now + cur_.nvlink_ps;
-    pending_ = cur_.messages.size();
-    if (pending_ == 0) {
-      finish_step(nvlink_done_ps_);
-      return;
-    }
-    for (const Message& m : cur_.messages) net_.post(m.flow, m.bytes);
+  void schedule(const std::vector<std::uint32_t>& ready) {
+    for (std::uint32_t id : ready)
+      Engine::after(us_to_ps(plan_.steps[progress_.step_of(id)].latency_us), &PacketExecutor::begin, this, id);
   }
 
-  void finish_step(std::int64_t end_ps) {
-    const std::int64_t next_ps = end_ps + cur_.latency_ps;
-    if (++rep_ >= plan_.steps[step_].repeat) {
-      rep_ = 0;
-      ++step_;
-      skip_empty();
-    }
-    if (step_ >= plan_.steps.size()) {
-      done_ps_ = next_ps;
-      Engine::stop();
-      return;
-    }
-    Engine::after(next_ps - Engine::now_ps(), &PacketExecutor::begin_step, this);
+  void begin(std::uint32_t id);
+  Qp& qp_for(const QpKey& k);
+  void part_done(std::uint32_t id) {
+    if (--parts_left_[id] == 0) finish(id);
   }
-
-  void check_host(int h, const char* what, const Transfer& t) const {
-    if (h < 0 || h >= hosts_)
-      throw Error(ErrorCode::Internal, fmt::format("collective plan: step {}: transfer {} -> {}: {} {} is not a fabric host (0..{})",
-                                                   step_ + 1, t.src, t.dst, what, h, hosts_ - 1));
+  void finish(std::uint32_t id);
+  void nv_sync();
+  void nv_changed();
+  void nv_wake() {
+    if (Engine::now_ps() != nv_wake_ps_) return;  // an earlier wake took its place
+    nv_wake_ps_ = -1;
+    nv_sync();
+    nv_changed();
   }
-
-  void check_gpu(int g, const Transfer& t) const {
-    if (g < 0 || g >= c_.gpus())
-      throw Error(ErrorCode::Internal, fmt::format("collective plan: step {}: transfer {} -> {}: GPU {} out of range (0..{})",
-                                                   step_ + 1, t.src, t.dst, g, c_.gpus() - 1));
-  }
-
-  Qp& qp_for(QpKey k) {
-    while (true) {
-      auto [it, fresh] = qps_.try_emplace(k);
-      Qp& qp = it->second;
-      if (fresh) {
-        const std::uint64_t seed = c_.fabric.seed;
-        const std::uint32_t qpn = transfer_qp_number(k.src, k.channel, k.q) + static_cast<std::uint32_t>(k.occurrence) * 0x01000193u;
-        const std::uint32_t hash = flow_hash(k.nic_src, k.nic_dst, qpn, seed);
-        qp.flow = net_.add_flow(k.nic_src, k.nic_dst, plan_.priority, hash, flow_hash(k.nic_dst, k.nic_src, qpn, seed));
-        qp.crosses_spine = crosses_spine(net_.graph(), route_path(net_.graph(), k.nic_src, k.nic_dst, hash, c_.fabric.sw.ecmp_seed));
-      }
-      if (qp.used_in_step != step_ + 1) {
-        qp.used_in_step = step_ + 1;
-        return qp;
-      }
-      ++k.occurrence;
-    }
-  }
-
-  void prepare(const Step& s) {
-    cur_ = PreparedStep{};
-    if (!(s.latency_us >= 0) || !std::isfinite(s.latency_us))
-      throw Error(ErrorCode::Internal, fmt::format("collective plan: step {}: latency_us {} is not a time", step_ + 1, s.latency_us));
-    cur_.latency_ps = us_to_ps(s.latency_us);
-    const int gpus = c_.gpus();
-    FlowSet nv;  // NVLink: every GPU's egress (index g) and ingress (gpus + g), made when used
-    nv_link_.assign(static_cast<std::size_t>(2 * gpus), -1);
-    auto link = [&](int i) {
-      int& l = nv_link_[static_cast<std::size_t>(i)];
-      if (l < 0) l = nv.add_link(c_.nvlink_rate_bps / 8.0);
-      return l;
-    };
-    auto nvlink = [&](int from, int to, std::uint64_t bytes) {
-      if (from == to || bytes == 0) return;
-      const std::array<int, 2> path{link(from), link(gpus + to)};
-      nv.add_flow(path, static_cast<double>(bytes));
-      cur_.nvlink_bytes += bytes;
-    };
-    for (const Transfer& t : s.transfers) {
-      check_gpu(t.src, t);
-      check_gpu(t.dst, t);
-      if (!t.net) {
-        nvlink(t.src, t.dst, t.bytes);
-        continue;
-      }
-      if (t.relay >= 0) {
-        check_gpu(t.relay, t);
-        nvlink(t.src, t.relay, t.bytes);
-      }
-      check_host(t.nic_src, "nic_src", t);
-      check_host(t.nic_dst, "nic_dst", t);
-      cur_.net_bytes += t.bytes;
-      const int qps = std::max(1, t.qps);
-      const std::uint64_t each = t.bytes / static_cast<std::uint64_t>(qps);
-      const std::uint64_t extra = t.bytes % static_cast<std::uint64_t>(qps);
-      for (int q = 0; q < qps; ++q) {
-        const std::uint64_t b = each + (static_cast<std::uint64_t>(q) < extra ? 1 : 0);
-        if (b == 0) continue;
-        const Qp& qp = qp_for(QpKey{t.src, t.nic_src, t.nic_dst, t.channel, q, 0});
-        if (qp.crosses_spine) cur_.spine_bytes += b;
-        cur_.messages.push_back({qp.flow, b});
-      }
-    }
-    if (nv.flows() > 0) {
-      const std::vector<double> done = nv.drain();
-      cur_.nvlink_ps = std::llround(*std::max_element(done.begin(), done.end()) * 1e12) + c_.nvlink_delay_ps;
-    }
-  }
+  void nv_landed(std::uint32_t id) { part_done(id); }
 
   const ClusterSpec& c_;
   const CollPlan& plan_;
   Network& net_;
-  int hosts_;
-  std::unordered_map<QpKey, Qp, QpKeyHash> qps_;
-  std::vector<int> nv_link_;
-  std::size_t step_ = 0;
-  int rep_ = 0;
-  PreparedStep cur_;
-  std::size_t pending_ = 0;
-  std::int64_t nvlink_done_ps_ = 0;
+  PlanProgress progress_;
+  std::unordered_map<QpKey, std::vector<std::uint32_t>, QpKeyHash> qp_index_;
+  std::vector<Qp> qps_;
+  std::vector<std::uint32_t> qp_of_flow_;
+  FlowClock nv_;                          ///< NVLink: GPU g's egress is link g, its ingress gpus + g
+  std::vector<std::uint32_t> nv_slot_;    ///< per transfer: its NVLink copy's slot or kNobody
+  std::vector<std::uint32_t> nv_owner_;   ///< per slot: its transfer
+  std::int64_t nv_wake_ps_ = -1;          ///< the pending wake for the next NVLink completion (-1: none)
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> posts_;  ///< begin's scratch
+  std::vector<std::uint32_t> parts_left_;
   std::int64_t done_ps_ = -1;
   FabricCounters counters_;
 };
+
+void PacketExecutor::begin(std::uint32_t id) {
+  const Transfer& t = transfer(id);
+  std::uint32_t parts = 0;
+  if (nv_slot_[id] != kNobody) {
+    nv_sync();
+    nv_.start(nv_slot_[id], static_cast<double>(t.bytes));
+    counters_.nvlink_bytes += t.bytes;
+    ++parts;
+  }
+  posts_.clear();
+  if (t.net && t.bytes > 0) {
+    counters_.net_bytes += t.bytes;
+    const auto qps = static_cast<std::uint64_t>(std::max(1, t.qps));
+    for (std::uint64_t q = 0; q < qps; ++q) {
+      const std::uint64_t b = t.bytes / qps + (q < t.bytes % qps ? 1 : 0);
+      if (b == 0) continue;
+      Qp& qp = qp_for(QpKey{t.src, t.nic_src, t.nic_dst, t.channel, static_cast<int>(q)});
+      qp.owner = id;
+      if (qp.crosses_spine) counters_.spine_bytes += b;
+      posts_.emplace_back(qp.flow, b);
+      ++parts;
+    }
+  }
+  parts_left_[id] = parts;
+  for (const auto& [flow, b] : posts_) net_.post(flow, b);
+  if (nv_slot_[id] != kNobody) nv_changed();
+  if (parts == 0) finish(id);
+}
+
+Qp& PacketExecutor::qp_for(const QpKey& k) {
+  std::vector<std::uint32_t>& list = qp_index_[k];
+  for (std::uint32_t i : list)
+    if (qps_[i].owner == kNobody) return qps_[i];
+  // A new QP of the connection: the first keeps the connection's identity, later ones (transfers
+  // of the key overlapping in time) another QP number.
+  const std::uint64_t seed = c_.fabric.seed;
+  const std::uint32_t qpn = transfer_qp_number(k.src, k.channel, k.q) + static_cast<std::uint32_t>(list.size()) * 0x01000193u;
+  const std::uint32_t hash = flow_hash(k.nic_src, k.nic_dst, qpn, seed);
+  Qp qp;
+  qp.flow = net_.add_flow(k.nic_src, k.nic_dst, plan_.priority, hash, flow_hash(k.nic_dst, k.nic_src, qpn, seed));
+  qp.crosses_spine = crosses_spine(net_.graph(), route_path(net_.graph(), k.nic_src, k.nic_dst, hash, c_.fabric.sw.ecmp_seed));
+  if (qp_of_flow_.size() <= qp.flow) qp_of_flow_.resize(qp.flow + 1, kNobody);
+  qp_of_flow_[qp.flow] = static_cast<std::uint32_t>(qps_.size());
+  list.push_back(static_cast<std::uint32_t>(qps_.size()));
+  qps_.push_back(qp);
+  return qps_.back();
+}
+
+void PacketExecutor::finish(std::uint32_t id) {
+  std::vector<std::uint32_t> ready;
+  progress_.done(id, ready);
+  schedule(ready);
+  if (progress_.finished()) {
+    done_ps_ = Engine::now_ps();
+    Engine::stop();
+  }
+}
+
+void PacketExecutor::nv_sync() {
+  std::vector<std::uint32_t> done;
+  nv_.advance(std::max(nv_.now(), static_cast<double>(Engine::now_ps()) * 1e-12), done);
+  for (std::uint32_t s : done) Engine::after(c_.nvlink_delay_ps, &PacketExecutor::nv_landed, this, nv_owner_[s]);
+}
+
+void PacketExecutor::nv_changed() {
+  const double t = nv_.next_completion();
+  if (!(t < std::numeric_limits<double>::infinity())) return;
+  const std::int64_t at_ps = std::max(Engine::now_ps(), static_cast<std::int64_t>(std::ceil(t * 1e12)));
+  if (nv_wake_ps_ >= 0 && nv_wake_ps_ <= at_ps) return;  // the pending wake comes first and looks again
+  nv_wake_ps_ = at_ps;
+  Engine::after(at_ps - Engine::now_ps(), &PacketExecutor::nv_wake, this);
+}
 
 /// A bound on the simulated time of `plan` beyond which the run is taken as lost: 1 s plus 1000
 /// times the time its busiest NIC and GPU need per step at line rate, plus two retransmit
@@ -274,8 +274,8 @@ CollOutcome run_packet_plan(const ClusterSpec& c, CollPlan plan) {
                                  c.fabric.name));
   CollOutcome out;
   out.fidelity = Fidelity::Packet;
-  for (const Step& s : plan.steps)
-    if (s.repeat > 0) out.latency_us += s.repeat * s.latency_us;
+  normalize_plan(c, plan.steps);
+  for (const Step& s : plan.steps) out.latency_us += s.repeat * s.latency_us;
   const std::int64_t cap_ps = time_cap_ps(c, plan);
   {
     Engine engine(c.fabric.event_scheduler, c.fabric.seed);

@@ -78,6 +78,20 @@ nlohmann::json mean_counters(const std::vector<const model::CollOutcome*>& outco
   return j;
 }
 
+/// What the cost model weighed: every (algorithm, protocol) with its predicted time.
+nlohmann::json candidates_json(const std::vector<model::AlgoCandidate>& ks) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const model::AlgoCandidate& k : ks)
+    a.push_back({{"algo", model::algo_name(k.algo)},
+                 {"proto", model::proto_name(k.proto)},
+                 {"allowed", k.allowed},
+                 {"latency_us", k.latency_us},
+                 {"bandwidth_us", k.bandwidth_us},
+                 {"predicted_us", k.predicted_us},
+                 {"busiest_link", k.busiest_link}});
+  return a;
+}
+
 /// One collective at one size: what a timed loop asks the simulator, the key of the cache of
 /// its simulations (in place repeats the out-of-place simulation: the model has no difference).
 struct CallKey {
@@ -217,6 +231,7 @@ class SimCommunicator final : public Communicator, public EventTiming, public Se
             {"latency_us", first.latency_us},
             {"counters", mean_counters(distinct)},
             {"wall_s", wall_s},
+            {"candidates", candidates_json(first.plan.candidates)},
             {"notes", first.plan.notes}};
   }
 

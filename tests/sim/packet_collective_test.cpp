@@ -2,6 +2,7 @@
 // and packet against flow level on a planned ring all-reduce (issue 16: flow vs packet within 10%).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -245,4 +246,53 @@ TEST(SimPacketCollective, FlowAndPacketLevelAgreeOnRingAllReduce) {
   EXPECT_EQ(packet.counters.spine_bytes, flow.counters.spine_bytes);
   EXPECT_EQ(packet.plan.algo, rs::Algo::Ring);
   EXPECT_EQ(packet.counters.drops, 0u);
+}
+
+// Issue 29: flow against packet level on the congested cases, with the planner's own plans.
+// All-to-all without PXN on 2:1 spines (every inter-node byte off the sender's rail crosses a
+// spine) is one step of every peer at once, so it has no dependencies to pipeline: the two
+// fidelities agree without congestion control, and the packet level's loss is DCQCN's.
+TEST(SimPacketCollective, PxnOffAllToAllOnThinSpinesDiffersOnlyByDcqcn) {
+  const rs::NcclSettings s = rs::read_nccl_settings({{"NCCL_PXN_DISABLE", "1"}});
+  const rs::CollRequest r{rs::CollKind::AllToAll, 16 * kMiB, 0};  // 1 MiB per peer
+  const auto nocc = cluster(4, 4, "100Gbps", "none", 2, 2);
+  const auto flow = rs::run_flow_plan(nocc, rs::plan_collective(nocc, s, r));
+  const auto packet_nocc = rs::run_packet_plan(nocc, rs::plan_collective(nocc, s, r));
+  const auto dcqcn = cluster(4, 4, "100Gbps", "dcqcn_nvidia", 2, 2);
+  const auto packet = rs::run_packet_plan(dcqcn, rs::plan_collective(dcqcn, s, r));
+  measured("a2a_pxnoff_2to1_flow_us", flow.time_us);
+  measured("a2a_pxnoff_2to1_packet_nocc_us", packet_nocc.time_us);
+  measured("a2a_pxnoff_2to1_packet_dcqcn_us", packet.time_us);
+  measured("a2a_pxnoff_2to1_packet_dcqcn_cnps", static_cast<double>(packet.counters.cnps));
+  EXPECT_EQ(packet.counters.spine_bytes, flow.counters.spine_bytes);
+  EXPECT_NEAR(packet_nocc.time_us / flow.time_us, 1.0, 0.01);
+  // The flow level is max-min fair sharing, an ideal congestion control: DCQCN cuts rates below
+  // it (the figures of sim/README.md), never above.
+  EXPECT_GT(packet.counters.cnps, 0u);
+  EXPECT_GT(packet.time_us, 0.99 * flow.time_us);
+}
+
+// Rings that cross the spines (NCCL_CROSS_NIC=1) are where pipelining shows without congestion
+// control: at packet level the channels sharing a collided spine link drift apart and fill each
+// other's per-step latency; at flow level they stay in lock-step and every step's latency and
+// propagation delay is paid. The busiest link's bytes over its rate bound both from below.
+TEST(SimPacketCollective, SpineCrossingRingLiesBetweenTheLinkBoundAndTheFlowLevel) {
+  const rs::ClusterSpec c =
+      rs::load_cluster(std::string(RAILKIT_SIM_EXAMPLES) + "/cluster-4x8-1to1.yaml", {"nic.cc=none"});
+  const rs::NcclSettings s = rs::read_nccl_settings({{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}, {"NCCL_CROSS_NIC", "1"}});
+  const rs::CollRequest r{rs::CollKind::AllReduce, 64 * kMiB, 0};
+  const rs::CollPlan p = rs::plan_collective(c, s, r);
+  const auto& k = *std::find_if(p.candidates.begin(), p.candidates.end(), [](const rs::AlgoCandidate& x) {
+    return x.algo == rs::Algo::Ring && x.proto == rs::Proto::Simple;
+  });
+  const auto flow = rs::run_flow_plan(c, p);
+  const auto packet = rs::run_packet_plan(c, p);
+  measured("ring_xnic_4x8_64MiB_link_bound_us", k.bandwidth_us);
+  measured("ring_xnic_4x8_64MiB_latency_us", k.latency_us);
+  measured("ring_xnic_4x8_64MiB_flow_us", flow.time_us);
+  measured("ring_xnic_4x8_64MiB_packet_nocc_us", packet.time_us);
+  EXPECT_GT(packet.counters.spine_bytes, 0u);
+  EXPECT_GE(packet.time_us, k.bandwidth_us);
+  EXPECT_GE(flow.time_us, k.bandwidth_us + k.latency_us);
+  EXPECT_LE(packet.time_us, flow.time_us);
 }

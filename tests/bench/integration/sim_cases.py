@@ -135,6 +135,23 @@ def flow_run_document_and_table(ctx):
     for row in ar:
         r = by[("all_reduce", int(row[0]), False)]
         check(abs(float(row[5]) - r["time_us"]["avg"]) <= 0.006 + 1e-3 * r["time_us"]["avg"], "time column")
+    # The cost model's choice: the least predicted of the allowed candidates, on a line under each
+    # all_reduce and all_gather row (none under alltoall: no choice for grouped send/recv).
+    choice = [l for l in so.splitlines() if l.startswith("#   sim: ")]
+    check(len(choice) == 6, "a choice line under each all_reduce and all_gather row: %r" % choice)
+    for r in doc["results"]:
+        o, ks = r["observed"], r["observed"]["candidates"]
+        if r["op"] == "alltoall":
+            check(ks == [], "alltoall: no candidates, %r" % ks)
+            continue
+        check(ks and all(k["allowed"] for k in ks), "every candidate allowed without NCCL_ALGO/NCCL_PROTO: %r" % ks)
+        check(all(abs(k["predicted_us"] - k["latency_us"] - k["bandwidth_us"]) <= 1e-9 * k["predicted_us"] for k in ks),
+              "predicted = latency + bandwidth term")
+        best = min(ks, key=lambda k: k["predicted_us"])
+        check((best["algo"], best["proto"]) == (o["algo"], o["proto"]), "%s %s: chose %s/%s, least predicted %s" %
+              (r["op"], r["bytes"], o["algo"], o["proto"], best))
+        check("#   sim: %s/%s chosen by the cost model, predicted %.1f us" % (o["algo"], o["proto"], best["predicted_us"]) in so,
+              "no table line for %s %s" % (r["op"], r["bytes"]))
     check(not [l for l in railkit_lines(se)], "no warning without NCCL variables: %r" % se)
 
 

@@ -110,6 +110,11 @@ TEST(SimBackend, FlowRunOnTheExampleClusterIsTheSimulatorsTime) {
     EXPECT_EQ(r.observed["algo"], model::algo_name(direct.plan.algo));
     EXPECT_EQ(r.observed["channels"], direct.plan.channels);
     EXPECT_DOUBLE_EQ(r.observed["protocol_factor"].get<double>(), direct.plan.protocol_factor);
+    ASSERT_EQ(r.observed["candidates"].size(), direct.plan.candidates.size());
+    for (std::size_t i = 0; i < direct.plan.candidates.size(); ++i) {
+      EXPECT_EQ(r.observed["candidates"][i]["algo"], model::algo_name(direct.plan.candidates[i].algo));
+      EXPECT_DOUBLE_EQ(r.observed["candidates"][i]["predicted_us"].get<double>(), direct.plan.candidates[i].predicted_us);
+    }
     EXPECT_DOUBLE_EQ(r.observed["counters"]["net_bytes"].get<double>(), static_cast<double>(direct.counters.net_bytes));
     for (const char* k : {"spine_bytes", "nvlink_bytes", "ecn_marked", "pause_tx", "drops", "retransmitted_packets",
                           "cnps", "packet_hops", "events"})
