@@ -158,10 +158,14 @@ void Session::check_reach(const ResultsDocument& doc, const std::string& what) {
   if (reach_checked_) return;
   reach_checked_ = true;
   if (o_.allow_inert) return;
-  const auto inert = session_inert_knobs(o_, RunTarget{doc.run.backend, doc.run.nnodes > 1, launch::simulated_fidelity(doc)});
+  const std::string fidelity = launch::simulated_fidelity(doc);
+  const auto inert = session_inert_knobs(o_, RunTarget{doc.run.backend, doc.run.nnodes > 1, fidelity});
   if (inert.empty()) return;
   finish_dcqcn();
-  throw UsageError(inert_refusal(inert, doc.run.backend,
+  const std::string backend = fidelity == "flow" ? doc.run.backend + " (flow fidelity: no congestion control, ECN or PFC "
+                                                                     "modelled; --fidelity packet models them)"
+                                                 : doc.run.backend;
+  throw UsageError(inert_refusal(inert, backend,
                                  fmt::format("{} ran on it ({} node{}); the session stopped there, journaled in {}", what,
                                              doc.run.nnodes, doc.run.nnodes == 1 ? "" : "s", journal_.string())));
 }

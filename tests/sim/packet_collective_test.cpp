@@ -255,10 +255,10 @@ TEST(SimPacketCollective, FlowAndPacketLevelAgreeOnRingAllReduce) {
 TEST(SimPacketCollective, PxnOffAllToAllOnThinSpinesDiffersOnlyByDcqcn) {
   const rs::NcclSettings s = rs::read_nccl_settings({{"NCCL_PXN_DISABLE", "1"}});
   const rs::CollRequest r{rs::CollKind::AllToAll, 16 * kMiB, 0};  // 1 MiB per peer
-  const auto nocc = cluster(4, 4, "100Gbps", "none", 2, 2);
+  const auto nocc = cluster(4, 4, 100, "none", 2, 2);
   const auto flow = rs::run_flow_plan(nocc, rs::plan_collective(nocc, s, r));
   const auto packet_nocc = rs::run_packet_plan(nocc, rs::plan_collective(nocc, s, r));
-  const auto dcqcn = cluster(4, 4, "100Gbps", "dcqcn_nvidia", 2, 2);
+  const auto dcqcn = cluster(4, 4, 100, "dcqcn_nvidia", 2, 2);
   const auto packet = rs::run_packet_plan(dcqcn, rs::plan_collective(dcqcn, s, r));
   measured("a2a_pxnoff_2to1_flow_us", flow.time_us);
   measured("a2a_pxnoff_2to1_packet_nocc_us", packet_nocc.time_us);

@@ -29,6 +29,10 @@ case = CASES.add
 
 FLOW = ["--backend", "sim", "--sim-cluster", CLUSTER, "--fidelity", "flow", "--coll", "alltoall",
         "-b", "1M", "-e", "4M", "-f", "4", "-n", "2", "-w", "1"]
+# DCQCN attributes and switch settings act at packet level only (the flow level models no
+# congestion control): their sessions run there.
+PACKET = ["--backend", "sim", "--sim-cluster", CLUSTER, "--fidelity", "packet", "--coll", "alltoall",
+          "-b", "1M", "-e", "1M", "-n", "1", "-w", "0"]
 # Kmin, Kmax and Pmax around the DCQCN paper's and HPCC's; Kmin 400000 with Kmax 200000 cannot run.
 ECN_SPACE = """schema: railkit.space/1
 name: ecn-small
@@ -117,7 +121,7 @@ def dcqcn_goes_to_the_simulated_nics(ctx):
     ctx.need_sim()
     out = ctx.path("dcqcn")
     rc, so, se = ctx.run("tune", "--space", "dcqcn", "--strategy", "random", "--budget", "4", "--pairs", "2",
-                         "--out", out, "--", *FLOW)
+                         "--out", out, "--", *PACKET)
     check(rc == 0, f"rc {rc}\n{se}")
     check("# SIMULATED: every figure below comes from railkit-bench --backend sim" in so and "NOT validated" in so, so)
     check(not os.path.exists(os.path.join(out, "dcqcn.log")), "railkit dcqcn ran on a node")
@@ -139,7 +143,21 @@ def dcqcn_goes_to_the_simulated_nics(ctx):
         seed = 1 + 1000 * r["round"]
         check(r["sim_seed"] == seed and f"seed={seed}" in sim_sets(cmd), f"round {r['round']}: {r.get('sim_seed')} {cmd}")
         check(" -c 1" not in cmd, f"data checks asked of the simulator: {cmd}")
-    check_simulated_profile(ctx, out, CLUSTER, "flow", 2)
+    check_simulated_profile(ctx, out, CLUSTER, "packet", 2)
+    spread = load(os.path.join(out, "profile.json"))["evidence"]["extra"]["simulated"]["seed_spread"]
+    check(spread and all(len(b["seeds"]) == 2 and b["verdict"] for b in spread), f"seed_spread {spread}")
+
+
+@case
+def dcqcn_refused_at_flow_level(ctx):
+    """The flow level models no congestion control: a DCQCN session there is refused (exit 6) after
+    its first trial, naming the fidelity, unless --allow-inert."""
+    ctx.need_sim()
+    out = ctx.path("dcqcn-flow")
+    rc, so, se = ctx.run("tune", "--space", "dcqcn", "--strategy", "random", "--budget", "2", "--pairs", "2",
+                         "--out", out, "--", *FLOW)
+    check(rc == 6, f"rc {rc}\n{se}")
+    check("cannot reach the sim (flow fidelity: no congestion control, ECN or PFC modelled" in se, se)
 
 
 @case
@@ -236,7 +254,7 @@ def resume_replays_a_simulated_session(ctx):
     shutil.copy(CLUSTER, cluster)
     out = ctx.path("resume")
     space = ctx.space()
-    bench = ["--backend", "sim", "--sim-cluster", "c.yaml", "--fidelity", "flow", "--coll", "alltoall",
+    bench = ["--backend", "sim", "--sim-cluster", "c.yaml", "--fidelity", "packet", "--coll", "alltoall",
              "-b", "1M", "-e", "1M", "-n", "1", "-w", "0"]
     p = subprocess.run([ctx.railkit, "tune", "--bench", ctx.bench, "--space", space, "--strategy", "grid", "--budget", "5",
                         "--no-validate", "--out", out, "--", *bench], capture_output=True, text=True, timeout=200,
