@@ -86,8 +86,6 @@ RpConfig rp_config(const NvidiaDcqcn& d, double line_rate_bps, std::uint64_t byt
   c.first_cnp_rate_bps = std::min(static_cast<double>(d.rate_to_set_on_first_cnp) * 1e6, c.max_rate_bps);
   c.clamp_always = d.clamp_tgt_rate != 0;
   c.clamp_after_time_inc = d.clamp_tgt_rate_after_time_inc != 0;
-  c.hyper_grows = false;
-  c.cut_on_grid = true;
   return c;
 }
 
@@ -110,7 +108,6 @@ RpConfig rp_config(const PaperDcqcn& p, double line_rate_bps) {
   c.first_cnp_rate_bps = 0;
   c.clamp_always = true;
   c.clamp_after_time_inc = true;
-  c.hyper_grows = true;
   return c;
 }
 
@@ -145,21 +142,17 @@ bool ReactionPoint::on_cnp(std::int64_t now_ps) {
     alpha_origin_ps_ = now_ps;
     alpha_epoch_ = 0;
     cnp_in_epoch_ = false;
+    cut_grid_origin_ps_ = now_ps;
     if (c_->first_cnp_rate_bps > 0) {
       rc_ = std::min(rc_, c_->first_cnp_rate_bps);
       rt_ = rc_;
       ++cuts_;
-      t_stage_ = bc_stage_ = 0;
-      bytes_acc_ = 0;
-      timer_inc_since_cut_ = false;
-      last_cut_ps_ = now_ps;
-      timer_deadline_ps_ = now_ps + c_->rate_timer_ps;
+      restart_increase(now_ps);
       return true;
     }
-    if (c_->nvidia && c_->cut_on_grid && c_->min_cut_interval_ps > 0) {
+    if (c_->nvidia && c_->min_cut_interval_ps > 0) {
       // HPCC's mlx model: the first CNP sets alpha; the rate is checked every period from it and
       // cut at a check when a CNP arrived since the previous one.
-      cut_grid_origin_ps_ = now_ps;
       pending_cut_ps_ = now_ps + c_->min_cut_interval_ps;
       return false;
     }
@@ -167,26 +160,17 @@ bool ReactionPoint::on_cnp(std::int64_t now_ps) {
     if (!c_->nvidia) alpha_ = (1.0 - c_->g) * alpha_ + c_->g;
     return true;
   }
-  if (c_->nvidia && c_->cut_on_grid && c_->min_cut_interval_ps > 0) {
-    alpha_now(now_ps);
-    cnp_in_epoch_ = true;
-    if (pending_cut_ps_ < 0) {
-      const std::int64_t p = c_->min_cut_interval_ps;
-      pending_cut_ps_ = cut_grid_origin_ps_ + ((now_ps - cut_grid_origin_ps_) / p + 1) * p;
-    }
-    return false;
-  }
+  alpha_now(now_ps);
   if (c_->nvidia) {
-    alpha_now(now_ps);
     cnp_in_epoch_ = true;
-    if (now_ps - last_cut_ps_ >= c_->min_cut_interval_ps) {
+    const std::int64_t p = c_->min_cut_interval_ps;
+    if (p <= 0) {
       cut(now_ps);
       return true;
     }
-    if (pending_cut_ps_ < 0) pending_cut_ps_ = last_cut_ps_ + c_->min_cut_interval_ps;
+    if (pending_cut_ps_ < 0) pending_cut_ps_ = cut_grid_origin_ps_ + ((now_ps - cut_grid_origin_ps_) / p + 1) * p;
     return false;
   }
-  alpha_now(now_ps);
   cut(now_ps);
   alpha_ = (1.0 - c_->g) * alpha_ + c_->g;
   alpha_origin_ps_ = now_ps;
@@ -198,16 +182,19 @@ void ReactionPoint::on_pending_cut(std::int64_t now_ps) {
   cut(now_ps);
 }
 
+void ReactionPoint::restart_increase(std::int64_t now_ps) {
+  t_stage_ = bc_stage_ = 0;
+  bytes_acc_ = 0;
+  timer_inc_since_cut_ = false;
+  timer_deadline_ps_ = now_ps + c_->rate_timer_ps;
+}
+
 void ReactionPoint::cut(std::int64_t now_ps) {
   const double a = alpha_now(now_ps);
   if (c_->clamp_always || (c_->clamp_after_time_inc && timer_inc_since_cut_)) rt_ = rc_;
   const double factor = std::max(1.0 - a * c_->cut_alpha_scale, c_->min_dec_factor);
   rc_ = std::max(c_->min_rate_bps, rc_ * factor);
-  t_stage_ = bc_stage_ = 0;
-  bytes_acc_ = 0;
-  timer_inc_since_cut_ = false;
-  last_cut_ps_ = now_ps;
-  timer_deadline_ps_ = now_ps + c_->rate_timer_ps;
+  restart_increase(now_ps);
   pending_cut_ps_ = -1;
   ++cuts_;
 }
@@ -242,7 +229,7 @@ void ReactionPoint::increase() {
   const int lo = bytes_on ? std::min(t_stage_, bc_stage_) : t_stage_ - 1;
   if (hi > c_->f) {
     if (lo > c_->f)
-      rt_ += c_->hyper_grows ? c_->hai_bps * (lo - c_->f) : c_->hai_bps;  // paper: i x R_HAI; NVIDIA: R_HAI
+      rt_ += c_->nvidia ? c_->hai_bps : c_->hai_bps * (lo - c_->f);  // NVIDIA: R_HAI; paper: i x R_HAI
     else
       rt_ += c_->ai_bps;
   }

@@ -66,7 +66,7 @@ struct PaperDcqcn {
 
 /// Everything the reaction point needs, in internal units, built from either variant.
 struct RpConfig {
-  bool nvidia = true;               ///< alpha and cut rules of the NVIDIA variant, else the paper's
+  bool nvidia = true;               ///< alpha, cut and hyper-increase rules of the NVIDIA variant, else the paper's
   double max_rate_bps = 0;          ///< line rate or rpg_max_rate
   double min_rate_bps = 0;
   double ai_bps = 0;
@@ -76,15 +76,13 @@ struct RpConfig {
   int f = 1;                        ///< stages of fast recovery
   double cut_alpha_scale = 0.5;     ///< new = rate * (1 - alpha * scale); NVIDIA: 1024 / 2^rpg_gd
   double min_dec_factor = 0;        ///< floor of new/old on a cut
-  std::int64_t min_cut_interval_ps = 0;  ///< NVIDIA: rate_reduce_monitor_period; paper: 0
+  std::int64_t min_cut_interval_ps = 0;  ///< NVIDIA: rate_reduce_monitor_period, the grid of rate checks (0: cut on every CNP); paper: 0
   double g = 0;                     ///< NVIDIA: weight alpha keeps per period; paper: gain per CNP
   std::int64_t alpha_period_ps = 0; ///< NVIDIA: dce_tcp_rtt; paper: K
   double initial_alpha = 1.0;
   double first_cnp_rate_bps = 0;    ///< 0 = cut as usual on the first CNP
   bool clamp_always = true;         ///< target = current rate on every cut
   bool clamp_after_time_inc = true; ///< ... or when a timer increase happened since the last cut
-  bool cut_on_grid = false;         ///< NVIDIA: cuts only on a rate_reduce_monitor_period grid from the first CNP
-  bool hyper_grows = false;         ///< paper: RT += i x R_HAI (i = hyper steps so far); NVIDIA: RT += R_HAI
 };
 
 /// The NVIDIA variant at `line_rate_bps`; rpg_byte_reset counts units of `byte_reset_unit_bytes`.
@@ -125,6 +123,8 @@ class ReactionPoint {
 
  private:
   void cut(std::int64_t now_ps);
+  /// Restarts the increase timer, byte counter and stages (after a cut or a rate set).
+  void restart_increase(std::int64_t now_ps);
   void increase();
   double alpha_now(std::int64_t now_ps);
 
@@ -137,10 +137,9 @@ class ReactionPoint {
   int bc_stage_ = 0;
   std::uint64_t bytes_acc_ = 0;
   bool timer_inc_since_cut_ = false;
-  std::int64_t last_cut_ps_ = 0;
   std::int64_t timer_deadline_ps_ = -1;
   std::int64_t pending_cut_ps_ = -1;
-  std::int64_t cut_grid_origin_ps_ = 0;  ///< NVIDIA, cut_on_grid: time of the first CNP
+  std::int64_t cut_grid_origin_ps_ = 0;  ///< NVIDIA: the first CNP, origin of the grid of rate checks
   std::int64_t alpha_origin_ps_ = 0;   ///< NVIDIA: start of the alpha period grid; paper: last CNP
   std::int64_t alpha_epoch_ = 0;       ///< NVIDIA: index of the open alpha period
   bool cnp_in_epoch_ = false;          ///< NVIDIA: a CNP arrived in the open period
