@@ -38,9 +38,12 @@ void check(const FluidParams& p) {
   if (p.kmax_pkts < p.kmin_pkts) throw UsageError("fluid model: Kmax below Kmin");
 }
 
-/// Derivatives of one flow's state, given the delayed rate `rd` and delayed mark probability `pd`.
-State derivative(const State& s, double rd, double pd, const FluidParams& p) noexcept {
-  const double a = 1.0 - survive(pd, p.tau_s * rd);
+/// The probability of a CNP in a window tau, given the delayed rate `rd` and mark probability `pd`.
+double cnp_probability(double rd, double pd, const FluidParams& p) noexcept { return 1.0 - survive(pd, p.tau_s * rd); }
+
+/// Derivatives of one flow's state, given the delayed rate `rd`, delayed mark probability `pd` and
+/// `a` = cnp_probability(rd, pd).
+State derivative(const State& s, double rd, double pd, double a, const FluidParams& p) noexcept {
   const double b = expiry_rate(pd, p.byte_counter_pkts);
   const double c = b * survive(pd, p.f * p.byte_counter_pkts);
   const double d = expiry_rate(pd, p.timer_s * rd);
@@ -92,7 +95,8 @@ FluidResult integrate_dcqcn_fluid(const FluidParams& p) {
       r.target_pps.push_back(s.rt);
       r.alpha.push_back(s.alpha);
     }
-    cnp_sum += (1.0 - survive(pd, p.tau_s * rd)) / p.tau_s;  // a(t) / tau: CNPs per second
+    const double a = cnp_probability(rd, pd, p);
+    cnp_sum += a / p.tau_s;  // CNPs per second
     if (t >= p.average_from_s) {
       q_sum += s.q;
       rc_sum += s.rc;
@@ -100,7 +104,7 @@ FluidResult integrate_dcqcn_fluid(const FluidParams& p) {
       r.min_queue_pkts = std::min(r.min_queue_pkts, s.q);
       r.max_queue_pkts = std::max(r.max_queue_pkts, s.q);
     }
-    const State ds = derivative(s, rd, pd, p);
+    const State ds = derivative(s, rd, pd, a, p);
     s.rc = std::clamp(s.rc + ds.rc * p.dt_s, p.min_rate_pps, p.line_rate_pps);
     s.rt = std::clamp(s.rt + ds.rt * p.dt_s, p.min_rate_pps, p.line_rate_pps);
     s.alpha = std::clamp(s.alpha + ds.alpha * p.dt_s, 0.0, 1.0);
