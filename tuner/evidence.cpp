@@ -29,7 +29,8 @@ const TrialRecord* best_trial(const std::vector<TrialRecord>& trials) {
 /// The paired comparison of one candidate with the baseline in one bucket.
 struct Cmp {
   PairedRatio pr;
-  std::vector<double> base, tuned;  ///< per round both measured, in round order
+  std::vector<int> rounds;          ///< the rounds both measured, in order
+  std::vector<double> base, tuned;  ///< per such round
 };
 
 /// round -> busbw of bucket k in the successful validation runs of `role`.
@@ -62,6 +63,7 @@ Comparisons compare_runs(const std::vector<ValidationRecord>& runs, std::size_t 
       Cmp x;
       for (const auto& [round, v] : b)
         if (auto it = t.find(round); it != t.end()) {
+          x.rounds.push_back(round);
           x.base.push_back(v);
           x.tuned.push_back(it->second);
         }
@@ -82,6 +84,9 @@ bool gain_beyond_seed_spread(const Cmp& x) {
   return true;
 }
 
+/// A significant gain: the interval above 1, and on the simulator on every held-out seed too.
+bool significant_gain(const Cmp& x, bool simulated) { return simulated ? gain_beyond_seed_spread(x) : x.pr.lo > 1.0; }
+
 /// Per bucket, the best candidate against the baseline seed by seed: each held-out seed's busbw
 /// and ratio, the spread of the ratios, how many seeds gain, and the verdict.
 json seed_spread_json(const std::vector<ValidationRecord>& runs, const Comparisons& c) {
@@ -90,29 +95,26 @@ json seed_spread_json(const std::vector<ValidationRecord>& runs, const Compariso
   std::map<int, std::uint64_t> seed_of_round;
   for (const auto& r : runs)
     if (r.sim_seed) seed_of_round[r.round] = *r.sim_seed;
-  for (const auto& [k, x] : c.per_candidate[0]) {
-    const auto base = series(runs, validation_role(0), k);
-    const auto best = series(runs, validation_role(1), k);
+  for (const auto& [k, x] : c.per_candidate[0]) {  // compare_runs keeps buckets with a round in common only
     json seeds = json::array();
     int gains = 0;
     double lo = INFINITY, hi = 0;
-    for (const auto& [round, b] : base) {
-      const auto it = best.find(round);
-      if (it == best.end()) continue;
-      const double ratio = it->second / b;
+    for (std::size_t i = 0; i < x.rounds.size(); ++i) {
+      const double ratio = x.tuned[i] / x.base[i];
       gains += ratio > 1.0 ? 1 : 0;
       lo = std::min(lo, ratio);
       hi = std::max(hi, ratio);
-      seeds.push_back({{"round", round}, {"seed", seed_of_round.count(round) ? json(seed_of_round[round]) : json(nullptr)},
-                       {"baseline_busbw_GBps", b}, {"best_busbw_GBps", it->second}, {"ratio", ratio}});
+      const auto seed = seed_of_round.find(x.rounds[i]);
+      seeds.push_back({{"round", x.rounds[i]}, {"seed", seed != seed_of_round.end() ? json(seed->second) : json(nullptr)},
+                       {"baseline_busbw_GBps", x.base[i]}, {"best_busbw_GBps", x.tuned[i]}, {"ratio", ratio}});
     }
     const int n = static_cast<int>(seeds.size());
     const std::string verdict =
         gain_beyond_seed_spread(x) ? "gain beyond the seed spread"
         : (x.pr.hi < 1.0 && gains == 0) ? "loss beyond the seed spread"
                                          : fmt::format("noise: within the seed spread (gain in {} of {} seeds)", gains, n);
-    out.push_back({{"coll", k.coll}, {"bucket_lower_bytes", k.lower_bytes}, {"seeds", seeds}, {"ratio_min", n ? json(lo) : json(nullptr)},
-                   {"ratio_max", n ? json(hi) : json(nullptr)}, {"seeds_with_gain", gains}, {"ratio", x.pr.ratio},
+    out.push_back({{"coll", k.coll}, {"bucket_lower_bytes", k.lower_bytes}, {"seeds", seeds}, {"ratio_min", lo},
+                   {"ratio_max", hi}, {"seeds_with_gain", gains}, {"ratio", x.pr.ratio},
                    {"ci95", {x.pr.lo, x.pr.hi}}, {"verdict", verdict}});
   }
   return out;
@@ -202,8 +204,7 @@ bool choose_single_env(const TuneOptions& o, const std::vector<Config>& candidat
   if (best_ok)
     for (const auto& [k, x] : c.per_candidate[0]) {
       if (x.pr.ratio < 1.0 - o.max_regression) best_ok = false;
-      // On the simulator a gain must also hold on every held-out seed (seed_spread_json).
-      if (x.pr.lo > 1.0 && (!simulated || gain_beyond_seed_spread(x))) best_gains = true;
+      if (significant_gain(x, simulated)) best_gains = true;
     }
   const bool take = best_ok && best_gains;
   p.env = take ? best.env : o.baseline_env;
@@ -228,8 +229,7 @@ int bucket_winner(const Comparisons& c, const BucketKey& k, bool simulated) {
   for (std::size_t ci = 0; ci < c.per_candidate.size(); ++ci) {
     auto it = c.per_candidate[ci].find(k);
     if (it == c.per_candidate[ci].end() || it->second.base.size() < 2) continue;
-    const bool gains = it->second.pr.lo > 1.0 && (!simulated || gain_beyond_seed_spread(it->second));
-    if (gains && it->second.pr.ratio > chosen_ratio) {
+    if (significant_gain(it->second, simulated) && it->second.pr.ratio > chosen_ratio) {
       chosen = static_cast<int>(ci);
       chosen_ratio = it->second.pr.ratio;
     }
