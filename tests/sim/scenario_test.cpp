@@ -162,6 +162,29 @@ TEST(SimScenario, OversubscriptionGivenSetsTheSpineCount) {
   EXPECT_NE(error_of(two_tier(json::object())).find("topology.spines: 0: several leaves need at least 1 spine"), std::string::npos);
 }
 
+// ECN presets (issue 29): dcqcn_paper scales the 40G thresholds with the port rate, sonic is
+// fixed, hpcc as before; an unknown preset is one line naming it.
+TEST(SimScenario, EcnPresets) {
+  json d = base();
+  EXPECT_EQ(rs::parse_scenario(d, "t.yaml", ".").sw.ecn[3].preset, rs::EcnPreset::DcqcnPaper);
+  const auto paper = rs::ecn_thresholds(rs::EcnPreset::DcqcnPaper, 400e9, {});
+  EXPECT_EQ(paper.kmin_bytes, 50'000u);
+  EXPECT_EQ(paper.kmax_bytes, 2'000'000u);
+  EXPECT_DOUBLE_EQ(paper.pmax, 0.01);
+  EXPECT_EQ(rs::ecn_thresholds(rs::EcnPreset::DcqcnPaper, 40e9, {}).kmax_bytes, 200'000u);
+  const auto sonic = rs::ecn_thresholds(rs::EcnPreset::Sonic, 400e9, {});
+  EXPECT_EQ(sonic.kmin_bytes, 1u << 20);
+  EXPECT_EQ(sonic.kmax_bytes, 2u << 20);
+  EXPECT_DOUBLE_EQ(sonic.pmax, 0.05);
+  d["switch"] = {{"ecn", {{"preset", "sonic"}}}};
+  EXPECT_EQ(rs::parse_scenario(d, "t.yaml", ".").sw.ecn[3].preset, rs::EcnPreset::Sonic);
+  d["switch"] = {{"ecn", {{"kmin_bytes", 1000}, {"kmax_bytes", 2000}, {"pmax", 0.1}}}};
+  EXPECT_EQ(rs::parse_scenario(d, "t.yaml", ".").sw.ecn[3].preset, rs::EcnPreset::Given);
+  d["switch"] = {{"ecn", {{"preset", "onyx"}}}};
+  const std::string e = error_of(d);
+  EXPECT_EQ(e, "t.yaml: switch.ecn.preset: 'onyx': expected dcqcn_paper, hpcc or sonic");
+}
+
 TEST(SimScenario, RailHostNames) {
   json d = base();
   d["topology"] = {{"kind", "rail_optimized"}, {"nodes", 4}, {"gpus_per_node", 8}, {"spines", 2}, {"link_rate", "400Gbps"}};
