@@ -12,7 +12,7 @@ set -euo pipefail
 QUICKSTART=(
   build-essential cmake ninja-build pkg-config
   openmpi-bin libopenmpi-dev
-  libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-dev libsqlite3-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev
 )
 TEST=(
   "${QUICKSTART[@]}" git ccache
@@ -22,6 +22,7 @@ TEST=(
   libns3-dev libgsl-dev
   clang libclang-rt-14-dev
   slurm-wlm munge iproute2 zsh fish
+  prometheus
   chromium fonts-dejavu-core fonts-liberation
 )
 

@@ -72,6 +72,11 @@ constexpr Subcommand kSubcommands[] = {
      "write a Slurm batch script (sbatch) or a Kubeflow MPIJob manifest that runs railkit-bench (arguments after --) "
      "or railkit accept on N nodes",
      railkit::app::setup_job},
+    {"monitor",
+     "watch a running job and its nodes: node counters as rates with derived signals (pause storm, CNP surge, link "
+     "flap...) as Prometheus metrics; judge the profiler plugin's windows to name the late rank, lagging NIC or hung "
+     "communicator",
+     railkit::app::setup_monitor},
     {"nccl-log",
      "summarise NCCL debug logs (NCCL_DEBUG=INFO): network, NICs, PXN relays, GDR, graph patterns, tuner plugin; "
      "--env checks contradictions",

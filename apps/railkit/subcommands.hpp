@@ -24,6 +24,13 @@ std::function<int()> setup_import(CLI::App& app);
 /// `railkit job`: a batch script or MPIJob manifest for a bench or accept run (apps/railkit/cmd_job.cpp).
 std::function<int()> setup_job(CLI::App& app);
 
+/// `railkit monitor node|judge`: node counters and the verdicts on a running job (apps/railkit/cmd_monitor.cpp).
+std::function<int()> setup_monitor(CLI::App& app);
+/// `railkit monitor node` (apps/railkit/cmd_monitor_node.cpp).
+std::function<int()> setup_monitor_node(CLI::App& app);
+/// `railkit monitor judge` (apps/railkit/cmd_monitor_judge.cpp).
+std::function<int()> setup_monitor_judge(CLI::App& app);
+
 /// `railkit sweep`: runs a matrix of railkit-bench configurations (apps/railkit/cmd_sweep.cpp).
 std::function<int()> setup_sweep(CLI::App& app);
 
