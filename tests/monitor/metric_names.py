@@ -38,6 +38,20 @@ def contract_names(readme=README):
     return set(re.findall(r"`(railkit_[a-z0-9_]*[a-z0-9])(?:\{[^}`]*\})?`", text))
 
 
+def contract_node_labels(readme=README):
+    """metric -> its labels, from the table of section 3 of monitor/README.md (railkit monitor node):
+    the rows `| `name` | type | labels | source |`."""
+    text = open(readme, encoding="utf-8").read()
+    start, end = re.search(r"^## 3\.", text, re.M), re.search(r"^## 4\.", text, re.M)
+    labels = {}
+    for line in text[start.start():end.start() if end else len(text)].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        m = re.match(r"`(railkit_node_[a-z0-9_]+)`$", cells[0]) if len(cells) >= 3 else None
+        if m:
+            labels[m.group(1)] = {x.strip() for x in re.sub(r"\([^)]*\)", "", cells[2]).split(",") if x.strip()}
+    return labels
+
+
 def source_files(root=ROOT):
     files = []
     for g in SOURCE_GLOBS:

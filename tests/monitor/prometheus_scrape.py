@@ -215,8 +215,25 @@ def scrape_railkit_monitor_node(ctx):
         active = [t for t in targets["activeTargets"] if t["labels"].get("job") == "railkit-node"]
         check(active and active[0]["health"] == "up" and not active[0]["lastError"],
               "the target is not healthy: %s" % active)
-        ports = [s for s in series if s["metric"]["__name__"] == "railkit_node_port_bytes_per_second"]
-        print("prometheus scraped %d railkit series (%s); %d port rate series" % (len(series), " ".join(sorted(names)), len(ports)))
+        # The labels the rules and the dashboard rely on: those of the contract's table, no others.
+        contract = mn.contract_node_labels()
+        for s in series:
+            name = s["metric"]["__name__"]
+            keys = set(s["metric"]) - {"__name__", "job", "instance"}
+            check(name in contract, "%s is not in the contract's table (monitor/README.md section 3)" % name)
+            check(keys == contract[name], "%s has labels %s, the contract says %s" % (name, sorted(keys), sorted(contract[name])))
+        # The recording rules whose inputs railkit exported evaluate on its series.
+        inputs = {"railkit:node_rdma_counter:rate2m": "railkit_node_rdma_counter_total",
+                  "railkit:node_port_tx_bytes_per_second:median": "railkit_node_port_bytes_per_second"}
+        recorded = []
+        for record, source in sorted(inputs.items()):
+            if source in names:
+                wait_for("%s recorded from railkit's %s" % (record, source),
+                         lambda: (api(base, "/api/v1/query", query=record) or {}).get("result"), services,
+                         ["railkit", "prometheus"])
+                recorded.append(record)
+        print("prometheus scraped %d railkit series (%s) with the contract's labels; recorded %s"
+              % (len(series), " ".join(sorted(names)), " ".join(recorded) or "nothing"))
     finally:
         services.stop()
 
