@@ -69,8 +69,10 @@ def within(got, want, what, tol=0.05):
     check(abs(got - want) <= tol * want, "%s: %.6g, expected %.6g within %d%%" % (what, got, want, tol * 100))
 
 
-def sample(ctx, node, advancer_args, count=3, interval="0.5"):
-    """Runs the monitor on `node` while counters advance; the last textfile, parsed."""
+def sample(ctx, node, advancer_args, count=2, interval="1.0"):
+    """Runs the monitor on `node` while counters advance; the last textfile, parsed. The rates are
+    those of the last interval: 1 s keeps the writer's lag (a few ms on a loaded machine) and the
+    whole-count steps well under 1% at the rates used."""
     prom = ctx.path("railkit-node-%d.prom" % time.monotonic_ns())
     with node_fixture.Advancer(node, **advancer_args):
         rc, so, se = ctx.run("--root", node.root, "--interval-s", interval, "--count", str(count), "--textfile", prom)
@@ -83,13 +85,13 @@ def sample(ctx, node, advancer_args, count=3, interval="0.5"):
 @case
 def rates_within_5pct(ctx):
     n = ctx.node("rates")
-    s = sample(ctx, n, {"sysfs": {n.hw("mlx5_0", "np_cnp_sent"): 2000, n.hw("mlx5_1", "out_of_sequence"): 40,
+    s = sample(ctx, n, {"sysfs": {n.hw("mlx5_0", "np_cnp_sent"): 2000, n.hw("mlx5_1", "out_of_sequence"): 1000,
                                   n.counter("mlx5_2", "port_xmit_data"): 250e6,
                                   n.counter("mlx5_2", "port_rcv_data"): 125e6},
                         "ethtool": {("ens1np0", "rx_prio3_pause"): 500, ("ens1np0", "tx_prio3_pause_duration"): 20000}})
     rdma = "railkit_node_rdma_rate_per_second"
     within(value(s, rdma, device="mlx5_0", port="1", counter="np_cnp_sent"), 2000, "np_cnp_sent/s")
-    within(value(s, rdma, device="mlx5_1", port="1", counter="out_of_sequence"), 40, "out_of_sequence/s")
+    within(value(s, rdma, device="mlx5_1", port="1", counter="out_of_sequence"), 1000, "out_of_sequence/s")
     within(value(s, "railkit_node_port_bytes_per_second", device="mlx5_2", port="1", direction="tx"), 1e9, "tx bytes/s")
     within(value(s, "railkit_node_port_bytes_per_second", device="mlx5_2", port="1", direction="rx"), 5e8, "rx bytes/s")
     within(value(s, "railkit_node_pause_duration_ratio", netdev="ens1np0", priority="3", direction="tx"), 0.02,
@@ -97,7 +99,8 @@ def rates_within_5pct(ctx):
     check(value(s, rdma, device="mlx5_3", port="1", counter="np_cnp_sent") == 0, "an idle counter has a rate")
     frames = value(s, "railkit_node_pause_frames_total", netdev="ens1np0", priority="3", direction="rx")
     check(frames > 0, "pause frames did not count")
-    for sig, subject in (("cnp_surge", "mlx5_0/1"), ("retransmit_surge", "mlx5_1/1"), ("pause_storm", "ens1np0"),
+    check(value(s, "railkit_node_signal", signal="retransmit_surge", subject="mlx5_1/1") == 1, "no retransmit surge")
+    for sig, subject in (("cnp_surge", "mlx5_0/1"), ("retransmit_surge", "mlx5_0/1"), ("pause_storm", "ens1np0"),
                          ("link_flap", "ens1np0"), ("rail_rate_outlier", "mlx5_0/1")):
         check(value(s, "railkit_node_signal", signal=sig, subject=subject) == 0, "%s raised on %s" % (sig, subject))
     check(value(s, "railkit_node_signal", signal="pcie_downtrained", subject="0000:00:0a.0") == 1, "mlx5_3 not downtrained")
