@@ -22,7 +22,7 @@ const MetricDoc kMetrics[] = {
     {kPauseFrames, "counter", "pause (PFC) frames per priority, from the driver's ethtool statistics"},
     {kPauseDuration, "counter", "time paused per priority, seconds, from the driver's ethtool statistics"},
     {"railkit_node_pause_duration_ratio", "gauge", "fraction of the last interval a priority was paused"},
-    {kNetdevCounter, "counter", "driver discard and pause-storm counters, from ethtool statistics"},
+    {kNetdevEvents, "counter", "driver discard and pause-storm counters, from ethtool statistics"},
     {kCarrierChanges, "counter", "carrier changes of the netdev (link down/up)"},
     {kAerErrors, "counter", "PCIe AER errors reported by the function (TOTAL_ERR_*)"},
     {"railkit_node_pcie_link_downtrained", "gauge", "1 when the PCIe link trained below its capability"},

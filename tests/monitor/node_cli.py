@@ -4,7 +4,7 @@ at known rates: the exported rates within 5%, a pause storm and a link flap rais
 /metrics and stopping on SIGTERM, and the one-line refusals (bad --root, busy port) with exit code 6.
 Standard library only.
 
-    node_cli.py --railkit build/bin/railkit [--case NAME]...
+    node_cli.py --railkit build/bin/railkit [--fake-nvml libmonitor_fake_nvml.so] [--case NAME]...
     node_cli.py --list
 
 Exit 0 pass, 1 fail, 77 when every case was skipped.
@@ -12,6 +12,7 @@ Exit 0 pass, 1 fail, 77 when every case was skipped.
 import argparse
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,7 +25,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
-from casekit import SKIP, Cases, check, listing  # noqa: E402
+from casekit import SKIP, Cases, Skip, check, listing  # noqa: E402
 import node_fixture  # noqa: E402
 
 CASES = Cases()
@@ -33,8 +34,8 @@ SERIES = re.compile(r'^([a-z_]+)\{(.*)\} (\S+)$')
 
 
 class Ctx:
-    def __init__(self, railkit, tmp):
-        self.railkit, self.tmp = railkit, tmp
+    def __init__(self, railkit, tmp, fake_nvml=None):
+        self.railkit, self.tmp, self.fake_nvml = railkit, tmp, fake_nvml
 
     def path(self, *parts):
         return os.path.join(self.tmp, *parts)
@@ -139,6 +140,32 @@ def link_flap(ctx):
     check("RAISED link_flap" in so, "table does not show the flap: %r" % so)
 
 
+# promtool's lint objects to "counter" in this contract name (monitor/README.md); nothing else may fail.
+PROMTOOL_KNOWN = "railkit_node_rdma_counter_total metric name should not include type 'counter'"
+
+
+@case
+def promtool_lint(ctx):
+    """The textfile parses and lints clean with Prometheus' own promtool (with the stand-in NVML's GPU
+    series too), but for the one contract name."""
+    promtool = shutil.which("promtool")
+    if not promtool:
+        raise Skip("promtool is not installed")
+    n = ctx.node("lint")
+    prom = ctx.path("lint.prom")
+    args = ["--root", n.root, "--interval-s", "0.1", "--count", "2", "--textfile", prom]
+    if ctx.fake_nvml:
+        args += ["--nvml", ctx.fake_nvml]
+    rc, so, se = ctx.run(*args)
+    check(rc == 0, "rc %d: %s" % (rc, se))
+    with open(prom) as f:
+        text = f.read()
+    check(not ctx.fake_nvml or "railkit_node_gpu_xid_errors_total" in text, "no GPU series with the fake NVML")
+    p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=30)
+    problems = [line for line in (p.stdout + p.stderr).splitlines() if line.strip() and line.strip() != PROMTOOL_KNOWN]
+    check(not problems, "promtool check metrics: %s" % problems)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -201,6 +228,7 @@ def busy_port(ctx):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--railkit")
+    ap.add_argument("--fake-nvml", help="the stand-in NVML (tests/monitor/fake_nvml_node.c) for the GPU series")
     ap.add_argument("--case", action="append")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
@@ -210,7 +238,7 @@ def main():
         ap.error("--railkit is required")
     rcs = []
     with tempfile.TemporaryDirectory(prefix="railkit-monitor-node-") as tmp:
-        ctx = Ctx(os.path.abspath(a.railkit), tmp)
+        ctx = Ctx(os.path.abspath(a.railkit), tmp, a.fake_nvml)
         for name in a.case or list(CASES):
             rcs.append(CASES.run(name, ctx, also_failures=(subprocess.TimeoutExpired, KeyError, ValueError)))
     if any(rc == 1 for rc in rcs):
