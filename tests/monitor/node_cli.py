@@ -203,6 +203,25 @@ def listen_and_sigterm(ctx):
 
 
 @case
+def sigint_stops_the_loop(ctx):
+    """--count 0 with only a textfile: SIGINT ends it cleanly, the textfile whole."""
+    n = ctx.node("sigint")
+    prom = ctx.path("sigint.prom")
+    p = subprocess.Popen([ctx.railkit, "monitor", "node", "--root", n.root, "--interval-s", "0.1", "--textfile", prom],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = p.stdout.readline()
+    check(first.startswith("sample 1"), "unexpected first line %r" % first)
+    time.sleep(0.5)  # samples 2..6 are due meanwhile
+    p.send_signal(signal.SIGINT)
+    so, se = p.communicate(timeout=10)
+    check(p.returncode == 0, "SIGINT: rc %d, expected a clean stop: %s" % (p.returncode, se))
+    check("sample 3" in so, "fewer samples than expected before SIGINT: %r" % so)
+    with open(prom) as f:
+        text = f.read()
+    check(text.endswith("\n") and "railkit_node_sample_timestamp_seconds " in text, "textfile not whole: %r" % text[-200:])
+
+
+@case
 def bad_root(ctx):
     rc, so, se = ctx.run("--root", ctx.path("no-such-root"), "--count", "1")
     check(rc == 6, "rc %d, expected 6" % rc)
