@@ -64,7 +64,7 @@ std::string_view metric_of(EthtoolKind k) {
     case PauseDurationUs: return kPauseDuration;
     case Other: break;
   }
-  return kNetdevCounter;
+  return kNetdevEvents;
 }
 
 // A socket closed when it goes out of scope.

@@ -45,7 +45,7 @@ bool ethtool_driver_mapped(std::string_view driver);
 /// Maps the statistics of `netdev` through the rows of `driver` (every driver's rows when `driver`
 /// is empty or unmapped) into counters: railkit_node_pause_frames_total{netdev,priority,direction},
 /// railkit_node_pause_duration_seconds_total{...} (microseconds / 1e6) and
-/// railkit_node_netdev_counter_total{netdev,counter} (discards and pause-storm events).
+/// railkit_node_netdev_events_total{netdev,counter} (discards and pause-storm events).
 void map_ethtool_stats(std::string_view driver, const std::string& netdev, const EthtoolStats& stats,
                        std::vector<CounterReading>& out);
 

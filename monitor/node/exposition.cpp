@@ -22,7 +22,7 @@ const MetricDoc kMetrics[] = {
     {kPauseFrames, "counter", "pause (PFC) frames per priority, from the driver's ethtool statistics"},
     {kPauseDuration, "counter", "time paused per priority, seconds, from the driver's ethtool statistics"},
     {"railkit_node_pause_duration_ratio", "gauge", "fraction of the last interval a priority was paused"},
-    {kNetdevCounter, "counter", "driver discard and pause-storm counters, from ethtool statistics"},
+    {kNetdevEvents, "counter", "driver discard and pause-storm counters, from ethtool statistics"},
     {kCarrierChanges, "counter", "carrier changes of the netdev (link down/up)"},
     {kAerErrors, "counter", "PCIe AER errors reported by the function (TOTAL_ERR_*)"},
     {"railkit_node_pcie_link_downtrained", "gauge", "1 when the PCIe link trained below its capability"},
@@ -50,7 +50,8 @@ Labels link_labels(const PcieLink& l) {
 using Lines = std::map<std::string_view, std::string>;
 
 void add(Lines& out, std::string_view metric, const Labels& labels, const std::string& value) {
-  out[metric] += fmt::format("{}{{{}}} {}\n", metric, prom_labels(labels), value);
+  if (labels.empty()) out[metric] += fmt::format("{} {}\n", metric, value);
+  else out[metric] += fmt::format("{}{{{}}} {}\n", metric, prom_labels(labels), value);
 }
 
 void add_rates(Lines& out, const IntervalRates& r) {
@@ -100,8 +101,12 @@ std::string render_node_table(int index, const NodeSample& cur, const IntervalRa
   }
   if (!signals.empty()) out += fmt::format("  {} judged clean\n", clean);
   if (!rates) return out + "  rates from the next sample on\n";
-  for (const auto& p : port_byte_rates(*rates))
-    out += fmt::format("  {}/{} {} {:.3f} Gb/s\n", p.device, p.port, p.direction, p.bytes_per_s * 8 / 1e9);
+  int idle = 0;
+  for (const auto& p : port_byte_rates(*rates)) {
+    if (p.bytes_per_s > 0) out += fmt::format("  {}/{} {} {:.3f} Gb/s\n", p.device, p.port, p.direction, p.bytes_per_s * 8 / 1e9);
+    else ++idle;
+  }
+  if (idle) out += fmt::format("  {} port direction(s) idle\n", idle);
   std::vector<const RateReading*> v;
   for (const auto& x : rates->rates) {
     const std::string& c = label_value(x.labels, "counter");

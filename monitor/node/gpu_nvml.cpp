@@ -45,23 +45,23 @@ const char* const kEccTypes[] = {"corrected", "uncorrected"};
 constexpr int kVolatileEcc = 0;  // NVML_VOLATILE_ECC
 
 }  // namespace nvml_abi
-using namespace nvml_abi;
+namespace abi = nvml_abi;
 
 struct NvmlSource::Impl {
   explicit Impl(const std::string& library) : lib(library.c_str()) {}
   topo::DlLibrary lib;
   std::string why;
   bool ok = false;
-  VoidFn shutdown = nullptr;
-  EccFn ecc = nullptr;
-  LinkStateFn link_state = nullptr;
-  LinkErrFn link_err = nullptr;
-  ReasonsFn reasons = nullptr;
-  SetFreeFn set_free = nullptr;
-  WaitFn wait = nullptr;
-  ErrorStringFn error_string = nullptr;
-  nvmlEventSet_t events = nullptr;
-  std::vector<nvmlDevice_t> gpus;
+  abi::VoidFn shutdown = nullptr;
+  abi::EccFn ecc = nullptr;
+  abi::LinkStateFn link_state = nullptr;
+  abi::LinkErrFn link_err = nullptr;
+  abi::ReasonsFn reasons = nullptr;
+  abi::SetFreeFn set_free = nullptr;
+  abi::WaitFn wait = nullptr;
+  abi::ErrorStringFn error_string = nullptr;
+  abi::nvmlEventSet_t events = nullptr;
+  std::vector<abi::nvmlDevice_t> gpus;
   std::map<std::pair<unsigned, unsigned long long>, std::uint64_t> xids;  // (gpu, xid) -> events seen
 
   std::string err(int rc) const { return error_string ? error_string(rc) : fmt::format("NVML error {}", rc); }
@@ -76,42 +76,42 @@ void NvmlSource::Impl::open(const std::string& library) {
     why = fmt::format("NVML not loaded ({}); GPU metrics absent", e ? e : library);
     return;
   }
-  auto init = lib.sym<VoidFn>("nvmlInit_v2");
-  auto count = lib.sym<CountFn>("nvmlDeviceGetCount_v2");
-  auto by_index = lib.sym<ByIndexFn>("nvmlDeviceGetHandleByIndex_v2");
-  shutdown = lib.sym<VoidFn>("nvmlShutdown");
-  error_string = lib.sym<ErrorStringFn>("nvmlErrorString");
+  auto init = lib.sym<abi::VoidFn>("nvmlInit_v2");
+  auto count = lib.sym<abi::CountFn>("nvmlDeviceGetCount_v2");
+  auto by_index = lib.sym<abi::ByIndexFn>("nvmlDeviceGetHandleByIndex_v2");
+  shutdown = lib.sym<abi::VoidFn>("nvmlShutdown");
+  error_string = lib.sym<abi::ErrorStringFn>("nvmlErrorString");
   if (!init || !count || !by_index || !shutdown) {
     why = fmt::format("{} lacks nvmlInit_v2/nvmlDeviceGetCount_v2/nvmlDeviceGetHandleByIndex_v2; GPU metrics absent",
                       library);
     return;
   }
-  if (int rc = init(); rc != kNvmlSuccess) {
+  if (int rc = init(); rc != abi::kNvmlSuccess) {
     shutdown = nullptr;
     why = fmt::format("nvmlInit_v2 failed ({}); GPU metrics absent", err(rc));
     return;
   }
   unsigned n = 0;
-  if (int rc = count(&n); rc != kNvmlSuccess) {
+  if (int rc = count(&n); rc != abi::kNvmlSuccess) {
     why = fmt::format("nvmlDeviceGetCount_v2 failed ({}); GPU metrics absent", err(rc));
     return;
   }
   for (unsigned i = 0; i < n; ++i) {
-    nvmlDevice_t d = nullptr;
-    gpus.push_back(by_index(i, &d) == kNvmlSuccess ? d : nullptr);
+    abi::nvmlDevice_t d = nullptr;
+    gpus.push_back(by_index(i, &d) == abi::kNvmlSuccess ? d : nullptr);
   }
-  ecc = lib.sym<EccFn>("nvmlDeviceGetTotalEccErrors");
-  link_state = lib.sym<LinkStateFn>("nvmlDeviceGetNvLinkState");
-  link_err = lib.sym<LinkErrFn>("nvmlDeviceGetNvLinkErrorCounter");
-  reasons = lib.sym<ReasonsFn>("nvmlDeviceGetCurrentClocksEventReasons");
-  if (!reasons) reasons = lib.sym<ReasonsFn>("nvmlDeviceGetCurrentClocksThrottleReasons");
-  auto set_create = lib.sym<SetCreateFn>("nvmlEventSetCreate");
-  auto reg = lib.sym<RegisterFn>("nvmlDeviceRegisterEvents");
-  set_free = lib.sym<SetFreeFn>("nvmlEventSetFree");
-  wait = lib.sym<WaitFn>("nvmlEventSetWait_v2");
-  if (set_create && reg && set_free && wait && set_create(&events) == kNvmlSuccess) {
+  ecc = lib.sym<abi::EccFn>("nvmlDeviceGetTotalEccErrors");
+  link_state = lib.sym<abi::LinkStateFn>("nvmlDeviceGetNvLinkState");
+  link_err = lib.sym<abi::LinkErrFn>("nvmlDeviceGetNvLinkErrorCounter");
+  reasons = lib.sym<abi::ReasonsFn>("nvmlDeviceGetCurrentClocksEventReasons");
+  if (!reasons) reasons = lib.sym<abi::ReasonsFn>("nvmlDeviceGetCurrentClocksThrottleReasons");
+  auto set_create = lib.sym<abi::SetCreateFn>("nvmlEventSetCreate");
+  auto reg = lib.sym<abi::RegisterFn>("nvmlDeviceRegisterEvents");
+  set_free = lib.sym<abi::SetFreeFn>("nvmlEventSetFree");
+  wait = lib.sym<abi::WaitFn>("nvmlEventSetWait_v2");
+  if (set_create && reg && set_free && wait && set_create(&events) == abi::kNvmlSuccess) {
     for (unsigned i = 0; i < n; ++i)
-      if (gpus[i] && reg(gpus[i], kEventXid, events) != kNvmlSuccess)
+      if (gpus[i] && reg(gpus[i], abi::kEventXid, events) != abi::kNvmlSuccess)
         why = fmt::format("GPU {}: XID events not supported; its XID counts absent", i);
   } else {
     events = nullptr;
@@ -128,31 +128,31 @@ void NvmlSource::Impl::read_gpu(unsigned i, NodeSample& s) {
   }
   for (int t = 0; ecc && t < 2; ++t) {
     unsigned long long v = 0;
-    if (ecc(gpus[i], t, kVolatileEcc, &v) == kNvmlSuccess)
-      s.counters.push_back({std::string(kGpuEcc), {{"gpu", gpu}, {"type", kEccTypes[t]}}, v, 1});
+    if (ecc(gpus[i], t, abi::kVolatileEcc, &v) == abi::kNvmlSuccess)
+      s.counters.push_back({std::string(kGpuEcc), {{"gpu", gpu}, {"type", abi::kEccTypes[t]}}, v, 1});
     else if (t == 0)
       s.notes.push_back(fmt::format("GPU {}: ECC counts not supported", i));
   }
-  for (unsigned link = 0; link_state && link_err && link < kMaxLinks; ++link) {
+  for (unsigned link = 0; link_state && link_err && link < abi::kMaxLinks; ++link) {
     int active = 0;
-    if (link_state(gpus[i], link, &active) != kNvmlSuccess || active != 1) continue;
+    if (link_state(gpus[i], link, &active) != abi::kNvmlSuccess || active != 1) continue;
     for (int c = 0; c < 5; ++c) {
       unsigned long long v = 0;
-      if (link_err(gpus[i], link, c, &v) != kNvmlSuccess) continue;
+      if (link_err(gpus[i], link, c, &v) != abi::kNvmlSuccess) continue;
       s.counters.push_back({std::string(kGpuNvlink),
-                            {{"gpu", gpu}, {"link", std::to_string(link)}, {"counter", kLinkCounters[c]}}, v, 1});
+                            {{"gpu", gpu}, {"link", std::to_string(link)}, {"counter", abi::kLinkCounters[c]}}, v, 1});
     }
   }
   unsigned long long mask = 0;
-  if (reasons && reasons(gpus[i], &mask) == kNvmlSuccess)
+  if (reasons && reasons(gpus[i], &mask) == abi::kNvmlSuccess)
     s.gauges.push_back({"railkit_node_gpu_throttle_reasons", {{"gpu", gpu}}, static_cast<double>(mask)});
 }
 
 void NvmlSource::Impl::drain_events(NodeSample& s) {
-  for (int k = 0; events && k < kMaxEventsPerSample; ++k) {
-    nvmlEventData_t e{};
-    if (wait(events, &e, 0) != kNvmlSuccess) break;  // NVML_ERROR_TIMEOUT: nothing pending
-    if (!(e.eventType & kEventXid)) continue;
+  for (int k = 0; events && k < abi::kMaxEventsPerSample; ++k) {
+    abi::nvmlEventData_t e{};
+    if (wait(events, &e, 0) != abi::kNvmlSuccess) break;  // NVML_ERROR_TIMEOUT: nothing pending
+    if (!(e.eventType & abi::kEventXid)) continue;
     for (unsigned i = 0; i < gpus.size(); ++i)
       if (gpus[i] == e.device) ++xids[{i, e.eventData}];
   }

@@ -124,7 +124,10 @@ int run_node_monitor(const NodeMonitorOptions& o, std::ostream& out, std::ostrea
   if (addr) server = std::make_unique<MetricsServer>(*addr);
   NodeSampler sampler(o);
   if (server) {
-    out << fmt::format("serving http://{}:{}/metrics\n", addr->host.empty() ? "0.0.0.0" : addr->host, server->port());
+    const std::string host = addr->host.empty()                              ? std::string("0.0.0.0")
+                             : addr->host.find(':') != std::string::npos ? "[" + addr->host + "]"
+                                                                         : addr->host;
+    out << fmt::format("serving http://{}:{}/metrics\n", host, server->port());
     out.flush();
   }
   std::set<std::string> noted;

@@ -20,6 +20,5 @@ if(RAILKIT_UNIT_TESTS)
     SOURCES node_sources_test.cpp node_rates_test.cpp node_gpu_http_test.cpp
     DEFINITIONS RAILKIT_MON_FAKE_NVML="$<TARGET_FILE:monitor_fake_nvml>" RAILKIT_MON_FIXTURE="${MON_NODE_FIXTURE}")
   add_dependencies(monitor_node_tests monitor_fake_nvml monitor_node_fixture)
+  railkit_case_script(node_cli.py monitor.node NO_BENCH LABELS cli TIMEOUT 60 --fake-nvml $<TARGET_FILE:monitor_fake_nvml>)
 endif()
-
-railkit_case_script(node_cli.py monitor.node NO_BENCH LABELS cli TIMEOUT 60)

@@ -51,7 +51,7 @@ TEST(EthtoolMap, Mlx5PauseFramesDurationAndDiscards) {
   const auto* d = find_counter(out, kPauseDuration, {{"netdev", "ens1np0"}, {"priority", "3"}, {"direction", "tx"}});
   ASSERT_TRUE(d);
   EXPECT_DOUBLE_EQ(static_cast<double>(d->raw) / d->divisor, 2.5);  // microseconds -> seconds
-  EXPECT_TRUE(find_counter(out, kNetdevCounter, {{"netdev", "ens1np0"}, {"counter", "rx_discards_phy"}}));
+  EXPECT_TRUE(find_counter(out, kNetdevEvents, {{"netdev", "ens1np0"}, {"counter", "rx_discards_phy"}}));
 }
 
 TEST(EthtoolMap, BnxtAndIceNames) {
@@ -138,7 +138,7 @@ TEST(Sample, ReadsEverySourceOfTheFixture) {
   EXPECT_EQ(count_metric(s.counters, kAerErrors), 6u * 3);
   EXPECT_EQ(count_metric(s.counters, kPauseFrames), 4u * 16);
   EXPECT_EQ(count_metric(s.counters, kPauseDuration), 4u * 16);
-  EXPECT_EQ(count_metric(s.counters, kNetdevCounter), 4u * 2);  // rx_discards_phy, tx_pause_storm_warning_events
+  EXPECT_EQ(count_metric(s.counters, kNetdevEvents), 4u * 2);  // rx_discards_phy, tx_pause_storm_warning_events
   ASSERT_EQ(s.links.size(), 6u);
   EXPECT_TRUE(s.notes.empty()) << s.notes.front();
 }
