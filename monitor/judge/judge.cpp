@@ -77,8 +77,8 @@ MonitorVerdict judge(const Corpus& corpus, const JudgeOptions& opts) {
               {"problems", corpus.problems}, {"problems_not_listed", corpus.problems_dropped}};
   const std::uint64_t problems = corpus.problems.size() + corpus.problems_dropped;
   if (problems > 0)
-    v.notes.push_back(fmt::format("{} input line{} skipped (other schema, not JSON, torn or bad field): see inputs.problems "
-                                  "in verdict.json",
+    v.notes.push_back(fmt::format("{} input problem{} (lines of another schema, not JSON, torn or with a bad field; the "
+                                  "older part of a large file): see inputs.problems in verdict.json",
                                   problems, problems == 1 ? "" : "s"));
   return v;
 }

@@ -2,6 +2,7 @@
 #include "monitor/judge/window.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -100,14 +101,15 @@ void parse_tail(const json& j, const std::string& where, Window& w) {
 }
 
 /// Reads `fd` in blocks and hands each line to `on_line(text, line_no, last_without_newline)`;
-/// a line longer than `max_line` is reported through `on_long(line_no)` and skipped.
-template <typename OnLine, typename OnLong>
-void for_each_line(int fd, const std::string& file, std::size_t max_line, OnLine on_line, OnLong on_long) {
-  std::string buf;
+/// a line longer than `max_line` is reported through `on_long(line_no)` and skipped. The lines
+/// that start before byte `skip_bytes` are only counted (on_prefix(count) once they end).
+template <typename OnLine, typename OnLong, typename OnPrefix>
+void for_each_line(int fd, const std::string& file, std::size_t max_line, std::uint64_t skip_bytes, OnLine on_line,
+                   OnLong on_long, OnPrefix on_prefix) {
+  std::string buf(std::size_t{1} << 20, '\0');
   std::string line;
-  bool skipping = false;
-  std::uint64_t line_no = 1;
-  buf.resize(std::size_t{1} << 20);
+  bool skipping = false, prefix = skip_bytes > 0;
+  std::uint64_t line_no = 1, pos = 0;
   for (;;) {
     const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
@@ -116,6 +118,17 @@ void for_each_line(int fd, const std::string& file, std::size_t max_line, OnLine
     std::string_view rest(buf.data(), static_cast<std::size_t>(n));
     while (!rest.empty()) {
       const std::size_t nl = rest.find('\n');
+      if (prefix) {
+        if (nl == std::string_view::npos) break;
+        ++line_no;
+        pos += nl + 1;
+        rest.remove_prefix(nl + 1);
+        if (pos >= skip_bytes) {
+          prefix = false;
+          on_prefix(line_no - 1);
+        }
+        continue;
+      }
       const std::string_view part = rest.substr(0, nl);
       if (!skipping && line.size() + part.size() > max_line) {
         skipping = true;
@@ -129,10 +142,11 @@ void for_each_line(int fd, const std::string& file, std::size_t max_line, OnLine
       line.clear();
       skipping = false;
       ++line_no;
+      pos += nl + 1;
       rest.remove_prefix(nl + 1);
     }
   }
-  if (!skipping && !line.empty()) on_line(std::string_view(line), line_no, true);
+  if (!skipping && !prefix && !line.empty()) on_line(std::string_view(line), line_no, true);
 }
 
 void add_problem(Corpus& c, std::string text, const ReadOptions& opts) {
@@ -147,15 +161,22 @@ void read_one_file(Corpus& c, const std::filesystem::path& file, const ReadOptio
   const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw IoError(name + ": cannot open: " + std::strerror(errno));
   ++c.files;
+  struct stat st {};
+  const std::uint64_t size = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  const std::uint64_t skip = size > opts.tail_bytes ? size - opts.tail_bytes : 0;
   try {
     for_each_line(
-        fd, name, opts.max_line_bytes,
+        fd, name, opts.max_line_bytes, skip,
         [&](std::string_view text, std::uint64_t no, bool last) {
           add_window_line(c, text, fmt::format("{}:{}", name, no), last, opts);
         },
         [&](std::uint64_t no) {
           ++c.lines;
           add_problem(c, fmt::format("{}:{}: longer than {} bytes: skipped", name, no, opts.max_line_bytes), opts);
+        },
+        [&](std::uint64_t lines) {
+          add_problem(c, fmt::format("{}:1-{}: before the file's last {} bytes: not read (older windows)", name, lines,
+                                     opts.tail_bytes), opts);
         });
   } catch (...) {
     ::close(fd);

@@ -89,6 +89,7 @@ struct ReadOptions {
   std::size_t keep_windows = 30;                      ///< last windows kept per rank and communicator
   std::size_t max_line_bytes = std::size_t{8} << 20;  ///< a longer line is reported and skipped
   std::size_t max_streams = std::size_t{1} << 16;     ///< (job, comm, rank) streams kept in all
+  std::uint64_t tail_bytes = std::uint64_t{64} << 20; ///< of a larger file only its last bytes are read
   std::size_t max_samples_per_window = 1024;          ///< samples kept per window
   std::size_t max_problems = 200;                     ///< problem lines kept (the rest are counted)
 };
@@ -103,7 +104,8 @@ struct Corpus {
 };
 
 /// Reads every `*.jsonl` directly in each of `dirs` (sorted by name), line by line with bounded
-/// memory: a line of another schema, a line that is not JSON (a torn last line among them) or a
+/// memory (of a file larger than `tail_bytes` only the lines that start in its last tail_bytes are
+/// parsed; the others are counted and reported as one problem): a line of another schema, a line that is not JSON (a torn last line among them) or a
 /// window with a bad field is a problem naming file:line, not an error. Throws UsageError naming
 /// the directory when it is not a readable directory, IoError when a file cannot be read, and
 /// UsageError when no window at all was found.

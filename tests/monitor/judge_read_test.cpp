@@ -80,6 +80,24 @@ TEST(MonitorJudgeRead, OverlongLineSkippedAndTheNextOneRead) {
   EXPECT_EQ(c.lines, 3u);
 }
 
+TEST(MonitorJudgeRead, LargeFileReadFromItsTail) {
+  GenJob g;
+  g.windows = 40;
+  TempDir dir("railkit-judge");
+  const auto lines = test::gen_rank_lines(g, 0);
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  const auto f = dir.write("a.jsonl", text + lines[0].substr(0, 100));  // and a torn last line
+  ReadOptions o;
+  o.tail_bytes = 100 + 50;  // the torn line, 5 whole ones, the end of a 6th
+  for (std::size_t i = lines.size() - 5; i < lines.size(); ++i) o.tail_bytes += lines[i].size() + 1;
+  const Corpus c = read_windows({dir.path}, o);
+  EXPECT_TRUE(has_problem(c, f.string() + ":1-35: before the file's last")) << all_problems(c);
+  EXPECT_TRUE(has_problem(c, f.string() + ":41: torn last line")) << all_problems(c);
+  EXPECT_EQ(c.windows, 5u);
+  EXPECT_EQ(c.streams.at(StreamKey{g.job, g.comm, 0}).windows.front().index, 35);
+}
+
 TEST(MonitorJudgeRead, KeepsOnlyTheLastWindows) {
   GenJob g;
   g.windows = 12;

@@ -102,7 +102,7 @@ TEST(MonitorJudge, OneHostNeedsNoCorroboration) {
   EXPECT_EQ(late[0].evidence["one_clock"], true);
 }
 
-TEST(MonitorJudge, SlowNicNamedWithHostAndNic) {
+TEST(MonitorJudge, LaggingNicNamedWithHostAndNic) {
   GenJob g;  // 2 hosts x 2 NICs
   g.nic_rate_GBps[{1, 1}] = 5;
   const MonitorVerdict v = judge_gen(g);
