@@ -33,16 +33,17 @@ std::string gpu_text(const json& j, std::string_view where) {
 
 std::vector<WindowColl> parse_colls(const json& j, const std::string& where) {
   std::vector<WindowColl> out;
-  const json arr = field_or<json>(j, "colls", json::array(), where);
+  const json arr = field_opt<json>(j, "colls", where).value_or(json::array());
   if (!arr.is_array()) throw UsageError(where + ": colls must be an array");
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const std::string w = fmt::format("{}: colls[{}]", where, i);
     const json& c = json_object(arr[i], w);
     WindowColl e;
     e.op = field<std::string>(c, "op", w);
-    e.bytes = field_or<std::uint64_t>(c, "bytes", 0, w);
-    e.count = field_or<std::uint64_t>(c, "count", 0, w);
-    if (const auto t = c.find("time_us"); t != c.end()) e.time_p50_us = field_or<double>(*t, "p50", 0, w + ".time_us");
+    e.bytes = field_opt<std::uint64_t>(c, "bytes", w).value_or(0);
+    e.count = field_opt<std::uint64_t>(c, "count", w).value_or(0);
+    if (const auto t = c.find("time_us"); t != c.end() && !t->is_null())
+      e.time_p50_us = field_opt<double>(json_object(*t, w + ".time_us"), "p50", w + ".time_us").value_or(0);
     out.push_back(std::move(e));
   }
   return out;
@@ -50,7 +51,7 @@ std::vector<WindowColl> parse_colls(const json& j, const std::string& where) {
 
 std::vector<WindowSample> parse_samples(const json& j, const std::string& where, std::size_t max_samples) {
   std::vector<WindowSample> out;
-  const json arr = field_or<json>(j, "samples", json::array(), where);
+  const json arr = field_opt<json>(j, "samples", where).value_or(json::array());
   if (!arr.is_array()) throw UsageError(where + ": samples must be an array");
   for (std::size_t i = 0; i < arr.size() && out.size() < max_samples; ++i) {
     const std::string w = fmt::format("{}: samples[{}]", where, i);
@@ -67,17 +68,17 @@ std::vector<WindowSample> parse_samples(const json& j, const std::string& where,
 
 std::vector<WindowNic> parse_nics(const json& j, const std::string& where) {
   std::vector<WindowNic> out;
-  const json arr = field_or<json>(j, "nics", json::array(), where);
+  const json arr = field_opt<json>(j, "nics", where).value_or(json::array());
   if (!arr.is_array()) throw UsageError(where + ": nics must be an array");
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const std::string w = fmt::format("{}: nics[{}]", where, i);
     const json& n = json_object(arr[i], w);
     WindowNic e;
-    e.device = field_or<int>(n, "device", 0, w);
-    e.name = field_or(n, "name", "", w);
+    e.device = field_opt<int>(n, "device", w).value_or(0);
+    e.name = field_opt<std::string>(n, "name", w).value_or("");
     if (e.name.empty()) e.name = "dev" + std::to_string(e.device);
-    e.bytes = field_or<double>(n, "bytes", 0, w);
-    e.busy_us = field_or<double>(n, "busy_us", 0, w);
+    e.bytes = field_opt<double>(n, "bytes", w).value_or(0);
+    e.busy_us = field_opt<double>(n, "busy_us", w).value_or(0);
     out.push_back(std::move(e));
   }
   return out;
@@ -87,16 +88,16 @@ void parse_tail(const json& j, const std::string& where, Window& w) {
   if (const auto it = j.find("inflight"); it != j.end() && !it->is_null()) {
     const std::string wi = where + ": inflight";
     const json& f = json_object(*it, wi);
-    w.inflight.count = field_or<std::uint64_t>(f, "count", 0, wi);
-    w.inflight.oldest_seq = field_or<std::uint64_t>(f, "oldest_seq", 0, wi);
-    w.inflight.oldest_op = field_or(f, "oldest_op", "", wi);
-    w.inflight.oldest_age_s = field_or<double>(f, "oldest_age_s", 0, wi);
+    w.inflight.count = field_opt<std::uint64_t>(f, "count", wi).value_or(0);
+    w.inflight.oldest_seq = field_opt<std::uint64_t>(f, "oldest_seq", wi).value_or(0);
+    w.inflight.oldest_op = field_opt<std::string>(f, "oldest_op", wi).value_or("");
+    w.inflight.oldest_age_s = field_opt<double>(f, "oldest_age_s", wi).value_or(0);
   }
   w.last_completion_unix_s = field_opt<double>(j, "last_completion_unix_s", where);
   if (const auto it = j.find("dropped"); it != j.end() && !it->is_null()) {
     const std::string wd = where + ": dropped";
-    w.dropped_events = field_or<std::uint64_t>(json_object(*it, wd), "events", 0, wd);
-    w.dropped_samples = field_or<std::uint64_t>(*it, "samples", 0, wd);
+    w.dropped_events = field_opt<std::uint64_t>(json_object(*it, wd), "events", wd).value_or(0);
+    w.dropped_samples = field_opt<std::uint64_t>(*it, "samples", wd).value_or(0);
   }
 }
 
@@ -205,24 +206,24 @@ Window parse_window(const json& j, std::string_view where_view) {
   const std::string where(where_view);
   Window w;
   w.where = where;
-  w.source = field_or(j, "source", "nccl", where);
+  w.source = field_opt<std::string>(j, "source", where).value_or("nccl");
   if (std::find(kWindowSources.begin(), kWindowSources.end(), w.source) == kWindowSources.end())
     throw UsageError(where + ": source '" + w.source + "' is not nccl or simulated");
   w.job = field<std::string>(j, "job", where);
   w.host = field<std::string>(j, "host", where);
   w.comm = field<std::string>(j, "comm", where);
-  w.comm_name = field_or(j, "comm_name", "", where);
-  w.pid = field_or<long long>(j, "pid", 0, where);
+  w.comm_name = field_opt<std::string>(j, "comm_name", where).value_or("");
+  w.pid = field_opt<long long>(j, "pid", where).value_or(0);
   w.rank = field<int>(j, "rank", where);
   w.nranks = field<int>(j, "nranks", where);
   if (w.rank < 0 || w.nranks <= 0 || w.rank >= w.nranks)
     throw UsageError(fmt::format("{}: rank {} is not in [0, nranks {})", where, w.rank, w.nranks));
   w.gpu = gpu_text(j, where);
-  w.local_rank = field_or<int>(j, "local_rank", -1, where);
+  w.local_rank = field_opt<int>(j, "local_rank", where).value_or(-1);
   const std::string ww = where + ": window";
   const json& win = json_member(j, "window", where);
   json_object(win, ww);
-  w.index = field_or<long long>(win, "index", 0, ww);
+  w.index = field_opt<long long>(win, "index", ww).value_or(0);
   w.start_unix_s = field<double>(win, "start_unix_s", ww);
   w.end_unix_s = field<double>(win, "end_unix_s", ww);
   if (!(w.end_unix_s >= w.start_unix_s)) throw UsageError(ww + ": end_unix_s is before start_unix_s");

@@ -56,6 +56,25 @@ TEST(MonitorJudgeRead, OtherSchemaAndBadFieldsReportedWithFileAndLine) {
   EXPECT_EQ(c.windows, 8u * 3);
 }
 
+TEST(MonitorJudgeRead, NullsAsThePluginWritesThemAreAbsentValues) {
+  GenJob g;
+  TempDir dir("railkit-judge");
+  auto j = nlohmann::json::parse(test::gen_rank_lines(g, 0)[0]);
+  j["local_rank"] = nullptr;
+  j["inflight"] = {{"count", 0}, {"oldest_seq", nullptr}, {"oldest_op", nullptr}, {"oldest_age_s", 0}};
+  j["last_completion_unix_s"] = nullptr;
+  j["colls"][0]["busbw_GBps"]["p50"] = nullptr;
+  j["nics"][0]["name"] = nullptr;
+  dir.write("a.jsonl", j.dump() + "\n");
+  const Corpus c = read_windows({dir.path});
+  EXPECT_TRUE(c.problems.empty()) << all_problems(c);
+  const Window& w = c.streams.at(StreamKey{g.job, g.comm, 0}).windows.at(0);
+  EXPECT_EQ(w.local_rank, -1);
+  EXPECT_FALSE(w.last_completion_unix_s.has_value());
+  EXPECT_EQ(w.nics.at(0).name, "dev0");
+  EXPECT_EQ(w.colls.at(0).time_p50_us, 1000);
+}
+
 TEST(MonitorJudgeRead, MissingFieldNamesIt) {
   GenJob g;
   TempDir dir("railkit-judge");
