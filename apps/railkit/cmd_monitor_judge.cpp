@@ -134,7 +134,8 @@ void add_threshold_flags(CLI::App& app, JudgeCli& c) {
   app.add_option("--late-us", o.late_us, "late-start: a start later than the peers' median by more than this (us)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--late-fraction", o.late_fraction, "late-start: in at least this share of the aligned collectives")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 1.0))
+      ->check(positive())->capture_default_str();
   app.add_option("--min-aligned", o.min_aligned, "aligned collectives a rank needs to be judged")
       ->check(positive())->capture_default_str();
   app.add_option("--nic-fraction", o.nic_fraction, "nic-lag: bytes per busy second below this x the job's NIC median")
