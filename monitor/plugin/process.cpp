@@ -152,8 +152,9 @@ Context* Process::open(CommInfo info) noexcept {
   try {
     if (!configured_) {
       const std::string err = read_config(cfg_);
-      if (!err.empty()) {
-        log(nccl_prof_abi::kLogWarn, "%s; NCCL runs without this profiler", err.c_str());
+      if (!err.empty()) {  // one line per process, not one per communicator
+        if (!config_error_logged_) log(nccl_prof_abi::kLogWarn, "%s; NCCL runs without this profiler", err.c_str());
+        config_error_logged_ = true;
         return nullptr;
       }
       configured_ = true;

@@ -61,7 +61,7 @@ class Process {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   Config cfg_;
-  bool configured_ = false;
+  bool configured_ = false, config_error_logged_ = false;
   std::atomic<bool> enabled_{true};
   std::atomic<nccl_prof_abi::Logger> logger_{nullptr};
   std::vector<std::unique_ptr<Entry>> entries_;
