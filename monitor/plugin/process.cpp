@@ -148,6 +148,7 @@ bool Process::known(const void* p) const noexcept {
 
 Context* Process::open(CommInfo info) noexcept {
   std::unique_lock lk(mu_);
+  cv_.wait(lk, [&] { return !joining_; });  // a writer being stopped finishes first
   if (info.log && !logger_.load()) logger_ = info.log;
   try {
     if (!configured_) {
@@ -161,7 +162,7 @@ Context* Process::open(CommInfo info) noexcept {
     }
     if (!enabled()) return nullptr;
     PoolSizes sizes;
-    if (cfg_.fault == "tiny_pools") sizes = PoolSizes{2, 2, 2, 2, 2};
+    if (cfg_.fault == "tiny_pools") sizes = PoolSizes{1, 1, 1, 1, 1};
     auto entry = std::make_unique<Entry>();
     entry->ctx = std::make_unique<Context>(info, sizes, cfg_.samples, static_cast<std::uint64_t>(unix_ns()));
     Context* ctx = entry->ctx.get();
@@ -210,17 +211,22 @@ void Process::close(Context* ctx) noexcept {
   } else {
     fail("the writer did not flush a closing communicator within 5 s");  // its memory stays with the writer
   }
-  if (std::all_of(entries_.begin(), entries_.end(), [](const auto& x) { return x->closing; }) && writer_.joinable()) {
-    stop_ = true;
-    cv_.notify_all();
-    const bool done = cv_.wait_for(lk, std::chrono::seconds(5), [&] { return writer_done_; });
-    lk.unlock();
-    if (done) {
-      writer_.join();
-    } else {
-      writer_.detach();  // stuck in a write; the library stays mapped (-z nodelete)
-    }
+  if (!entries_.empty() || !writer_.joinable()) return;
+  // The last communicator: stop the writer. Only this thread joins it (it moves the thread out).
+  stop_ = true;
+  joining_ = true;
+  cv_.notify_all();
+  const bool done = cv_.wait_for(lk, std::chrono::seconds(5), [&] { return writer_done_; });
+  std::thread writer = std::move(writer_);
+  lk.unlock();
+  if (done) {
+    writer.join();
+  } else {
+    writer.detach();  // stuck in a write; the library stays mapped (-z nodelete)
   }
+  lk.lock();
+  joining_ = false;
+  cv_.notify_all();
 }
 
 }  // namespace railkit::monitor_plugin

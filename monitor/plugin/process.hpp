@@ -69,8 +69,15 @@ class Process {
   std::atomic<const void*> known_[kMaxContexts] = {};
   std::atomic<int> known_end_{0};  // slots at and past this index are empty
   std::atomic<int> pid_{0};
+  /// Closed communicators' last totals: the textfile keeps their series (writer-owned).
+  struct Retired {
+    CommInfo info;
+    Totals totals;
+  };
+  static constexpr std::size_t kMaxRetired = 256;
+  std::vector<Retired> retired_;
   std::thread writer_;
-  bool stop_ = false, writer_done_ = false, kick_ = false, disabled_written_ = false;
+  bool stop_ = false, writer_done_ = false, joining_ = false, kick_ = false, disabled_written_ = false;
   std::uint64_t jsonl_writes_ = 0;
 };
 

@@ -56,12 +56,13 @@ void Process::writer_loop() {
     kick_ = false;
     std::vector<Entry*> all, todo;
     for (auto& e : entries_) {
+      if (e->closed) continue;  // its closer frees it without waiting for this loop
       all.push_back(e.get());
       if (tick || (e->closing && !e->closed)) todo.push_back(e.get());
     }
     const bool stopping = stop_;
     lk.unlock();
-    if (!todo.empty() || stopping) {
+    if (!todo.empty()) {
       const std::int64_t now_ns = monotonic_ns(), now_unix = unix_ns();
       std::string lines;
       if (enabled())
@@ -69,8 +70,12 @@ void Process::writer_loop() {
       write_outputs(lines, all, now_unix);
     }
     lk.lock();
-    for (Entry* e : todo)
-      if (e->closing) e->closed = true;
+    for (Entry* e : todo) {
+      if (!e->closing) continue;
+      e->closed = true;
+      retired_.push_back(Retired{e->ctx->info(), e->totals});  // its series stay in the textfile
+      if (retired_.size() > kMaxRetired) retired_.erase(retired_.begin());
+    }
     cv_.notify_all();
     if (stopping) break;
   }
@@ -114,6 +119,7 @@ void Process::write_outputs(const std::string& lines, const std::vector<Entry*>&
   }
   if (!enabled() && disabled_written_) return;
   std::vector<PromComm> comms;
+  for (const Retired& r : retired_) comms.push_back(PromComm{&r.info, &r.totals});
   for (Entry* e : entries) comms.push_back(PromComm{&e->ctx->info(), &e->totals});
   const std::string err = replace_file(base + ".prom", prom_text(cfg_, comms, enabled(), double(now_unix_ns) / 1e9));
   if (!err.empty()) fail(err.c_str());

@@ -22,7 +22,7 @@ struct Options {
   double delay_us = 0;     ///< ... by this much
   int slow_nic = -1;       ///< this rank's NIC takes 3x longer per transfer
   double xfer_us = 400;    ///< kernel time of a collective once every rank started
-  double wr_us = 100;      ///< real time one IB work request is outstanding
+  double wr_us = 200;      ///< real time one IB work request is outstanding
   std::uint64_t bytes = 1 << 20;  ///< AllReduce size (float32)
   bool hang = true;        ///< comm B: one AllReduce per rank that never completes
 };

@@ -1,7 +1,7 @@
 // monitor_plugin_drive: loads libnccl-profiler-railkit.so and drives it as NCCL 2.28 does
 // (plugin_drive.hpp). Usage: monitor_plugin_drive --so LIB --out DIR [--ranks 8] [--iters 24]
 // [--window-s 0.1] [--tail-s S] [--abi v5|v4] [--delay-rank R --delay-us U] [--slow-nic R]
-// [--xfer-us 400] [--wr-us 100] [--bytes B] [--no-hang]. Prints one summary line; exit 0, or 2 on
+// [--xfer-us 400] [--wr-us 200] [--bytes B] [--no-hang]. Prints one summary line; exit 0, or 2 on
 // bad arguments or a library that cannot be loaded.
 #include <cstdio>
 #include <cstdlib>

@@ -160,8 +160,8 @@ TEST(ProfilerPlugin, TextfileIsPrometheusTextWithTheContractNamesAndLabels) {
   DriveRun r;
   drive(r, "", standard_args());
   ASSERT_EQ(r.rc, 0) << r.stdout_text;
-  const std::regex sample(R"(^([a-z_]+)\{([^}]*)\} (-?[0-9.e+]+)$)");
-  const std::regex comment(R"(^# (HELP|TYPE) [a-z_]+ .+$)");
+  const std::regex sample(R"(^([a-z0-9_]+)\{([^}]*)\} (-?[0-9.e+]+)$)");
+  const std::regex comment(R"(^# (HELP|TYPE) [a-z0-9_]+ .+$)");
   std::set<std::string> names;
   std::istringstream in(r.prom);
   for (std::string line; std::getline(in, line);) {
@@ -260,7 +260,7 @@ TEST(ProfilerPlugin, NoDirectoryFailsInitWithOneLine) {
 
 TEST(ProfilerPlugin, FullPoolsCountDropsThenTurnOffWithOneWarnLine) {
   DriveRun r;
-  drive(r, "RAILKIT_MONITOR_FAULT=tiny_pools", "--ranks 2 --iters 40 --window-s 0.05 --tail-s 0.1");
+  drive(r, "RAILKIT_MONITOR_FAULT=tiny_pools", "--ranks 2 --iters 60 --window-s 0.05 --tail-s 0.1 --delay-rank 1 --delay-us 3000");
   ASSERT_EQ(r.rc, 0) << r.stdout_text;
   std::uint64_t dropped = 0;
   for (const auto& l : r.lines) dropped += l["dropped"]["events"].get<std::uint64_t>();
