@@ -188,7 +188,7 @@ TEST(ProfilerPlugin, TextfileIsPrometheusTextWithTheContractNamesAndLabels) {
     EXPECT_TRUE(names.count(n)) << n;
 }
 
-TEST(ProfilerPlugin, SlowNicMovesFewerBytesPerBusySecond) {
+TEST(ProfilerPlugin, LaggingNicMovesFewerBytesPerBusySecond) {
   DriveRun r;
   drive(r, "", standard_args());
   ASSERT_EQ(r.rc, 0) << r.stdout_text;
