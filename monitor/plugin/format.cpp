@@ -249,7 +249,10 @@ void prom_series(std::string& out, const Config& cfg, const PromComm& pc, int me
       }
       return;
     case 5: appendf(out, "%s{%s} %.6f\n", name, base.c_str(), t.inflight_oldest_age_s); return;
-    case 6: appendf(out, "%s{%s} %.6f\n", name, base.c_str(), double(t.last_completion_unix_ns) / 1e9); return;
+    case 6:  // absent until the first completion
+      if (t.last_completion_unix_ns > 0)
+        appendf(out, "%s{%s} %.6f\n", name, base.c_str(), double(t.last_completion_unix_ns) / 1e9);
+      return;
     case 7: case 8:
       for (int d = 0; d < kMaxNics; ++d) {
         if (t.nic_bytes[d] == 0 && t.nic_busy_s[d] == 0) continue;

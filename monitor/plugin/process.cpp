@@ -151,7 +151,9 @@ Context* Process::open(CommInfo info) noexcept {
   cv_.wait(lk, [&] { return !joining_; });  // a writer being stopped finishes first
   if (info.log && !logger_.load()) logger_ = info.log;
   try {
+    if (entries_.empty() && !writer_.joinable()) configured_ = false;  // nothing open: read afresh
     if (!configured_) {
+      cfg_ = Config{};
       const std::string err = read_config(cfg_);
       if (!err.empty()) {  // one line per process, not one per communicator
         if (!config_error_logged_) log(nccl_prof_abi::kLogWarn, "%s; NCCL runs without this profiler", err.c_str());

@@ -9,7 +9,7 @@ target_link_libraries(monitor_plugin_drive PRIVATE ${CMAKE_DL_LIBS} Threads::Thr
 add_dependencies(monitor_plugin_drive railkit_profiler_plugin)
 
 railkit_unit_tests(monitor_plugin_tests "monitor." LIBS nlohmann_json::nlohmann_json
-  SOURCES plugin_abi_layout_test.cpp plugin_test.cpp
+  SOURCES plugin_abi_layout_test.cpp plugin_old_abi_test.cpp plugin_test.cpp
   DEFINITIONS RAILKIT_PROFILER_PLUGIN_PATH="$<TARGET_FILE:railkit_profiler_plugin>"
               RAILKIT_PLUGIN_DRIVE="$<TARGET_FILE:monitor_plugin_drive>")
 if(TARGET monitor_plugin_tests)

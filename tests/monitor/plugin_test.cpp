@@ -235,10 +235,6 @@ TEST(ProfilerPlugin, InjectedWriteErrorTurnsRecordingOffWithOneWarnLine) {
   ASSERT_EQ(r.rc, 0) << r.stdout_text;
   EXPECT_NE(r.stdout_text.find("warn_lines=1 "), std::string::npos) << r.stdout_text;
   EXPECT_NE(r.stdout_text.find("recording is off"), std::string::npos) << r.stdout_text;
-  EXPECT_NE(r.prom.find("railkit_nccl_plugin_enabled{"), std::string::npos);
-  EXPECT_EQ(r.prom.find("railkit_nccl_plugin_enabled{job=\"drive\""), r.prom.find("railkit_nccl_plugin_enabled{"));
-  EXPECT_EQ(r.prom.find("} 1\n", r.prom.find("railkit_nccl_plugin_enabled{")),
-            r.prom.find("} 1\n", r.prom.find("railkit_nccl_plugin_enabled{")));
   std::istringstream in(r.prom);
   int enabled_series = 0;
   for (std::string line; std::getline(in, line);)
