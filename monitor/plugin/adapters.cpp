@@ -34,22 +34,26 @@ mp::CommInfo comm_info(const char* abi_name, bool kernel_events, abi::Logger log
   return info;
 }
 
-abi::Result init_v5(void** context, std::uint64_t commId, int* mask, const char* commName, int nNodes, int nranks,
-                    int rank, abi::Logger logfn) noexcept {
-  mp::CommInfo info = comm_info("v5", true, logfn);
-  info.comm_hash = commId;
-  if (commName) std::strncpy(info.comm_name, commName, sizeof info.comm_name - 1);
-  info.nnodes = nNodes;
+/// v4 and v5 init: the communicator is known from the start.
+abi::Result init_v4_v5(void** context, int* mask, const char* abi_name, std::uint64_t comm_hash, const char* comm_name,
+                       int nnodes, int nranks, int rank, abi::Logger logfn) noexcept {
+  mp::CommInfo info = comm_info(abi_name, true, logfn);
+  info.comm_hash = comm_hash;
+  if (comm_name) std::strncpy(info.comm_name, comm_name, sizeof info.comm_name - 1);
+  info.nnodes = nnodes;
   info.nranks = nranks;
   info.rank = rank;
   return init_common(context, mask, info, kMaskV3Plus);
 }
 
+abi::Result init_v5(void** context, std::uint64_t commId, int* mask, const char* commName, int nNodes, int nranks,
+                    int rank, abi::Logger logfn) noexcept {
+  return init_v4_v5(context, mask, "v5", commId, commName, nNodes, nranks, rank, logfn);
+}
+
 abi::Result init_v4(void** context, int* mask, const char* commName, std::uint64_t commHash, int nNodes, int nranks,
                     int rank, abi::Logger logfn) noexcept {
-  const abi::Result r = init_v5(context, commHash, mask, commName, nNodes, nranks, rank, logfn);
-  if (r == abi::kSuccess) static_cast<mp::Context*>(*context)->info().abi = "v4";
-  return r;
+  return init_v4_v5(context, mask, "v4", commHash, commName, nNodes, nranks, rank, logfn);
 }
 
 abi::Result init_v3(void** context, int* mask) noexcept {

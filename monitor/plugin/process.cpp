@@ -168,6 +168,7 @@ Context* Process::open(CommInfo info) noexcept {
     auto entry = std::make_unique<Entry>();
     entry->ctx = std::make_unique<Context>(info, sizes, cfg_.samples, static_cast<std::uint64_t>(unix_ns()));
     Context* ctx = entry->ctx.get();
+    entry->info = info;
     auto slot = std::find_if(std::begin(known_), std::end(known_), [](const auto& k) { return k.load() == nullptr; });
     if (slot == std::end(known_)) {
       log(nccl_prof_abi::kLogWarn, "%s", "more than 256 communicators open; this one is not profiled");

@@ -44,6 +44,7 @@ class Process {
  private:
   struct Entry {
     std::unique_ptr<Context> ctx;
+    CommInfo info;  ///< as of the last swap (writer-owned)
     Totals totals;
     std::uint64_t index = 0;
     std::uint64_t callbacks_seen = 0;

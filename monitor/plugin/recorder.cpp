@@ -343,7 +343,8 @@ void Context::unlink(Task* t) noexcept {
   --inflight_;
 }
 
-Window& Context::swap(std::int64_t now_ns, std::int64_t now_unix_ns, InflightSummary& inflight) noexcept {
+Window& Context::swap(std::int64_t now_ns, std::int64_t now_unix_ns, InflightSummary& inflight,
+                      CommInfo& info) noexcept {
   Window* closed = active_;
   Window* next = closed == windows_[0].get() ? windows_[1].get() : windows_[0].get();
   next->reset(now_unix_ns);
@@ -360,6 +361,7 @@ Window& Context::swap(std::int64_t now_ns, std::int64_t now_unix_ns, InflightSum
     inflight.oldest_seq = oldest_->seq;
     inflight.oldest_start_ns = oldest_->start_ns;
   }
+  info = info_;
   active_ = next;
   unlock();
   return *closed;

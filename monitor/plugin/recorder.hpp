@@ -117,10 +117,9 @@ class Context {
 
   /// Writer side: swaps windows; returns the closed one (valid until the next swap) and fills
   /// `inflight`. `now_ns` is CPU monotonic, `now_unix_ns` the same instant in Unix time.
-  Window& swap(std::int64_t now_ns, std::int64_t now_unix_ns, InflightSummary& inflight) noexcept;
+  /// `info` gets the communicator's identity as of the swap (v1-v3 learn it from events).
+  Window& swap(std::int64_t now_ns, std::int64_t now_unix_ns, InflightSummary& inflight, CommInfo& info) noexcept;
 
-  CommInfo& info() noexcept { return info_; }
-  const CommInfo& info() const noexcept { return info_; }
   std::uint32_t magic() const noexcept { return magic_; }
   std::int64_t unix_offset_ns() const noexcept { return unix_offset_ns_; }
   /// Bytes of the pools and windows this context allocated at init.

@@ -73,7 +73,7 @@ void Process::writer_loop() {
     for (Entry* e : todo) {
       if (!e->closing) continue;
       e->closed = true;
-      retired_.push_back(Retired{e->ctx->info(), e->totals});  // its series stay in the textfile
+      retired_.push_back(Retired{e->info, e->totals});  // its series stay in the textfile
       if (retired_.size() > kMaxRetired) retired_.erase(retired_.begin());
     }
     cv_.notify_all();
@@ -86,14 +86,14 @@ void Process::writer_loop() {
 void Process::write_window(Entry& e, std::int64_t now_ns, std::int64_t now_unix_ns, std::string& lines) {
   InflightSummary inflight;
   Context& ctx = *e.ctx;
-  const Window& w = ctx.swap(now_ns, now_unix_ns, inflight);
+  const Window& w = ctx.swap(now_ns, now_unix_ns, inflight, e.info);
   const std::uint64_t callbacks = ctx.callbacks(), drops = ctx.pool_drops();
   e.drop_streak = drops > e.drops_seen ? e.drop_streak + 1 : 0;
   e.drops_seen = drops;
-  e.totals.add(w, ctx.info().nranks);
+  e.totals.add(w, e.info.nranks);
   const double age_s = inflight.count ? double(now_ns - inflight.oldest_start_ns) / 1e9 : 0;
   e.totals.inflight_oldest_age_s = age_s;
-  WindowView v{ctx.info(), w, inflight, e.index++, now_unix_ns, age_s, callbacks - e.callbacks_seen,
+  WindowView v{e.info, w, inflight, e.index++, now_unix_ns, age_s, callbacks - e.callbacks_seen,
                e.totals.last_completion_unix_ns};
   e.callbacks_seen = callbacks;
   append_window_json(lines, cfg_, v);
@@ -120,7 +120,7 @@ void Process::write_outputs(const std::string& lines, const std::vector<Entry*>&
   if (!enabled() && disabled_written_) return;
   std::vector<PromComm> comms;
   for (const Retired& r : retired_) comms.push_back(PromComm{&r.info, &r.totals});
-  for (Entry* e : entries) comms.push_back(PromComm{&e->ctx->info(), &e->totals});
+  for (Entry* e : entries) comms.push_back(PromComm{&e->info, &e->totals});
   const std::string err = replace_file(base + ".prom", prom_text(cfg_, comms, enabled(), double(now_unix_ns) / 1e9));
   if (!err.empty()) fail(err.c_str());
   if (!enabled()) disabled_written_ = true;
