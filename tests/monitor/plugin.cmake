@@ -1,0 +1,28 @@
+# The NCCL profiler plugin (monitor/plugin): its ABI declarations against NCCL 2.28.9's numbers, and
+# the built libnccl-profiler-railkit.so loaded with dlopen and driven as NCCL 2.28 drives it
+# (monitor_plugin_drive: 8 ranks as threads, a delayed rank, a slow NIC, a hung communicator).
+# The driver is built in both sets: the lead runs `railkit monitor judge` on its output.
+add_executable(monitor_plugin_drive plugin_drive.cpp plugin_drive_main.cpp)
+railkit_configure_target(monitor_plugin_drive)
+find_package(Threads REQUIRED)
+target_link_libraries(monitor_plugin_drive PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+add_dependencies(monitor_plugin_drive railkit_profiler_plugin)
+
+railkit_unit_tests(monitor_plugin_tests "monitor." LIBS nlohmann_json::nlohmann_json
+  SOURCES plugin_abi_layout_test.cpp plugin_old_abi_test.cpp plugin_test.cpp
+  DEFINITIONS RAILKIT_PROFILER_PLUGIN_PATH="$<TARGET_FILE:railkit_profiler_plugin>"
+              RAILKIT_PLUGIN_DRIVE="$<TARGET_FILE:monitor_plugin_drive>")
+if(TARGET monitor_plugin_tests)
+  add_dependencies(monitor_plugin_tests railkit_profiler_plugin monitor_plugin_drive)
+endif()
+
+# The overhead benchmark (not a test): scripts/perf/monitor_plugin_overhead.sh runs it.
+find_package(benchmark QUIET)
+if(benchmark_FOUND AND RAILKIT_BUILD_BENCHMARKS)
+  add_executable(monitor_plugin_bench plugin_bench.cpp plugin_drive.cpp)
+  railkit_configure_target(monitor_plugin_bench)
+  target_link_libraries(monitor_plugin_bench PRIVATE benchmark::benchmark ${CMAKE_DL_LIBS} Threads::Threads)
+  target_compile_definitions(monitor_plugin_bench PRIVATE
+    RAILKIT_PROFILER_PLUGIN_PATH="$<TARGET_FILE:railkit_profiler_plugin>")
+  add_dependencies(monitor_plugin_bench railkit_profiler_plugin)
+endif()
