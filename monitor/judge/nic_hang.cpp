@@ -70,7 +70,11 @@ ojson rank_now_json(const RankNow& r) {
 std::vector<std::pair<const RankNow*, std::string>> hang_suspects(const std::vector<RankNow>& rs) {
   std::vector<const RankNow*> stuck, fine;
   std::vector<std::pair<const RankNow*, std::string>> out;
+  // Silent ranks stand out only beside peers that still write windows; when every rank went
+  // silent, the communicator's finding says so and no rank is singled out.
+  const bool all_silent = std::all_of(rs.begin(), rs.end(), [](const RankNow& r) { return r.silent; });
   for (const RankNow& r : rs) {
+    if (r.silent && all_silent) continue;
     if (r.silent)
       out.emplace_back(&r, fmt::format("rank {} wrote no window for {:.1f} s while its peers go on", r.rank, r.end_age_s));
     else
@@ -163,8 +167,11 @@ namespace {
 
 std::vector<RankNow> ranks_now(const std::vector<const RankStream*>& ranks, double now, double threshold_s,
                                const JudgeOptions& o) {
+  // The window length: the median over every window kept, since the last one of a rank may be the
+  // short partial window the plugin flushes when the communicator is finalized.
   std::vector<double> lens;
-  for (const RankStream* s : ranks) lens.push_back(s->windows.back().end_unix_s - s->windows.back().start_unix_s);
+  for (const RankStream* s : ranks)
+    for (const Window& w : s->windows) lens.push_back(w.end_unix_s - w.start_unix_s);
   const double window_s = std::max(median(lens), 1e-3);
   std::vector<RankNow> rs;
   for (const RankStream* s : ranks) {

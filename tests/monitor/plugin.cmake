@@ -26,3 +26,8 @@ if(benchmark_FOUND AND RAILKIT_BUILD_BENCHMARKS)
     RAILKIT_PROFILER_PLUGIN_PATH="$<TARGET_FILE:railkit_profiler_plugin>")
   add_dependencies(monitor_plugin_bench railkit_profiler_plugin)
 endif()
+
+# The plugin's windows judged by the real `railkit monitor judge`: the late rank, the slow NIC and the
+# hung communicator named from what the plugin wrote (integration set: it runs the built programs).
+railkit_case_script(plugin_judge.py monitor.plugin_judge NO_BENCH LABELS monitor TIMEOUT 120
+                    --drive $<TARGET_FILE:monitor_plugin_drive> --so $<TARGET_FILE:railkit_profiler_plugin>)
