@@ -9,7 +9,7 @@
 # DIR/bin      railkit-bench, railkit (stripped; CUDA runtime linked statically, no MPI: railkit-bench
 #              runs as one process, -g N GPUs), all_reduce_perf (nccl-tests, MPI=0, sm_90) if its
 #              source is found
-# DIR/lib      libnccl-tuner-railkit.so and every non-system shared library the binaries need (ldd),
+# DIR/lib      libnccl-tuner-railkit.so, libnccl-profiler-railkit.so and every non-system shared library the binaries need (ldd),
 #              leaving out glibc's libraries, libstdc++, libgcc_s, libcuda*, libnvidia*, libnccl*
 # DIR/lib-compat  libstdc++.so.6 and libgcc_s.so.1 of this machine: used by gpu-check.sh only when the
 #              GPU machine's libstdc++ is older than the bundle needs (GLIBCXX), never otherwise
@@ -59,8 +59,8 @@ cmake -S "$RAILKIT_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRAILK
   -DRAILKIT_WITH_CUDA=ON -DRAILKIT_CUDA_ARCHS="$archs" -DRAILKIT_BUILD_TESTS=OFF -DRAILKIT_BUILD_BENCHMARKS=OFF \
   -DRAILKIT_CUDART_STATIC=ON -DRAILKIT_WITH_NS3=OFF >"$logs/configure.log" 2>&1 \
   || { tail -n 30 "$logs/configure.log" >&2; die "configure failed (log: $logs/configure.log)"; }
-say "building railkit-bench railkit railkit_tuner_plugin (-j $jobs)"
-cmake --build "$build" -j "$jobs" --target railkit-bench railkit railkit_tuner_plugin >"$logs/build.log" 2>&1 \
+say "building railkit-bench railkit railkit_tuner_plugin railkit_profiler_plugin (-j $jobs)"
+cmake --build "$build" -j "$jobs" --target railkit-bench railkit railkit_tuner_plugin railkit_profiler_plugin >"$logs/build.log" 2>&1 \
   || { grep -E 'error|FAILED' "$logs/build.log" | head -n 30 >&2; die "build failed (log: $logs/build.log)"; }
 
 rm -rf "$bundle"
@@ -71,10 +71,11 @@ for b in railkit-bench railkit; do
   cp "$build/bin/$b" "$bundle/bin/$b"
   strip "$bundle/bin/$b"
 done
-plugin="$build/lib/libnccl-tuner-railkit.so"
-[ -f "$plugin" ] || die "$plugin was not built"
-cp "$plugin" "$bundle/lib/"
-strip --strip-unneeded "$bundle/lib/libnccl-tuner-railkit.so"
+for so in libnccl-tuner-railkit.so libnccl-profiler-railkit.so; do
+  [ -f "$build/lib/$so" ] || die "$build/lib/$so was not built"
+  cp "$build/lib/$so" "$bundle/lib/"
+  strip --strip-unneeded "$bundle/lib/$so"
+done
 
 # --- nccl-tests all_reduce_perf ---------------------------------------------------------------------
 nt_src_in="${NCCL_TESTS_SRC:-/work/.mirror/NVIDIA+nccl-tests/repo}"

@@ -193,6 +193,19 @@ def main(cmd, args):
         facts = ["%s %s" % (k, json.dumps(d[k])) for k in keys if k in d]
         facts.append("warnings %d" % len(d.get("warnings") or []))
         return ", ".join(facts)[:300], 0
+    if cmd == "profiler":  # the profiler plugin's windows (railkit.monitor.window/1) in DIR: what it saw
+        lines = [json.loads(l) for f in sorted(glob.glob(args[0] + "/*.jsonl")) for l in open(f) if l.strip()]
+        if not lines:
+            return "no window line in %s/*.jsonl" % args[0], 1
+        colls = [c for w in lines for c in w.get("colls", [])]
+        done = sum(c.get("count", 0) for c in colls)
+        timing = sorted({c.get("timing", "?") for c in colls})
+        algo = sorted({"%s/%s/%s ch" % (c.get("algo"), c.get("proto"), c.get("channels")) for c in colls})
+        bw = [c["busbw_GBps"]["p50"] for c in colls if (c.get("busbw_GBps") or {}).get("p50") is not None]
+        return ("%d windows (abi %s, source %s), %d collectives completed, timing %s, algo/proto/channels %s, "
+                "busbw p50 %s, dropped %d" % (len(lines), lines[0].get("abi"), lines[0].get("source"), done,
+                ",".join(timing) or "none", ",".join(algo)[:120] or "none", bw[:3],
+                sum((w.get("dropped") or {}).get("events", 0) for w in lines))), (0 if done > 0 else 1)
     if cmd == "median":
         xs = [float(x) for x in args]
         return "%.6g" % statistics.median(xs), 0
@@ -492,6 +505,17 @@ NCCL_TUNER_PLUGIN="$bundle/lib/libnccl-tuner-railkit.so" RAILKIT_PROFILE="$work/
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING NCCL_DEBUG_FILE="$work/tuner-log/tuner.%h.%p.log" \
   check tuner-plugin 0 60 "$bench" "${nccl[@]}" --coll all_reduce -b 1M -e 1M -J "$work/tuner.json"
 note "SKIP tuner-plugin-applied: NCCL asks a tuner only about collectives of 2 or more ranks, this bundle runs 1"
+
+# The profiler plugin (monitor/plugin) in real NCCL: loaded (NCCL's log says so), its windows written, and
+# what it saw of the collectives (timing source, algorithm, busbw). One rank: no proxy or network events.
+mkdir -p "$work/profiler" "$work/profiler-log"
+# shellcheck disable=SC2016  # $1 is the inner shell's
+POST=(bash -c 'cat "$2"/prof.*.log >"$2/all.log" 2>/dev/null
+  u=$(grep -m1 -E "Successfully loaded external profiler plugin|PROFILER/Plugin" "$2/all.log") || { echo "no line of NCCL loading the profiler plugin"; exit 1; }
+  rm -f "$2/all.log"; python3 "$3" profiler "$1" && echo "${u##*NCCL INFO }"' _ "$work/profiler" "$work/profiler-log" "$helper")
+NCCL_PROFILER_PLUGIN="$bundle/lib/libnccl-profiler-railkit.so" RAILKIT_MONITOR_DIR="$work/profiler" RAILKIT_MONITOR_WINDOW_S=1 \
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV NCCL_DEBUG_FILE="$work/profiler-log/prof.%h.%p.log" \
+  check profiler-plugin 0 60 "$bench" "${nccl[@]}" --coll all_reduce,all_gather -b 1M -e 64M -f 8 -n 50 -J "$work/profiler.json"
 
 # railkit-bench against nccl-tests' all_reduce_perf: 256 MiB all_reduce out-of-place, one GPU, alternating.
 # On one rank busbw is 0 by definition (factor 2(n-1)/n), so algbw (bytes / time) is compared.
