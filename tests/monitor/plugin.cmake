@@ -31,3 +31,12 @@ endif()
 # hung communicator named from what the plugin wrote (integration set: it runs the built programs).
 railkit_case_script(plugin_judge.py monitor.plugin_judge NO_BENCH LABELS monitor TIMEOUT 120
                     --drive $<TARGET_FILE:monitor_plugin_drive> --so $<TARGET_FILE:railkit_profiler_plugin>)
+
+# The simulator feeding the plugin the events NCCL would (integration set: the sanitizer build has no ns-3).
+if(RAILKIT_HAVE_NS3 AND RAILKIT_INTEGRATION_TESTS)
+  railkit_gtest_program(monitor_sim_feed_tests "monitor." LIBS railkit::sim nlohmann_json::nlohmann_json
+    ${CMAKE_DL_LIBS} Threads::Threads LABELS sim SOURCES sim_feed_test.cpp plugin_drive.cpp
+    DEFINITIONS RAILKIT_PROFILER_PLUGIN_PATH="$<TARGET_FILE:railkit_profiler_plugin>"
+                RAILKIT_SIM_EXAMPLES="${PROJECT_SOURCE_DIR}/sim/examples")
+  add_dependencies(monitor_sim_feed_tests railkit_profiler_plugin)
+endif()

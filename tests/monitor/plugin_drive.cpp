@@ -361,6 +361,24 @@ void run_rank(Rank& r, Sync& sync, const std::atomic<std::int64_t>& t0, std::ato
 
 }  // namespace
 
+void kernel_collective(const Plugin& p, void* ctx, int rank, const KernelColl& k) {
+  Rank r{&p, nullptr, rank};
+  Call c;
+  api_begin(r, ctx, c, false, k.func, k.count, 1);
+  auto t = descr(abi::kColl, c.api, rank);
+  t.coll.seqNumber = k.seq;
+  t.coll.func = k.func;
+  t.coll.count = k.count;
+  t.coll.datatype = k.datatype;
+  t.coll.nChannels = static_cast<std::uint8_t>(k.channels);
+  t.coll.nWarps = 16;
+  t.coll.algo = k.algo;
+  t.coll.proto = k.proto;
+  plan_and_launch(r, ctx, c, t);
+  api_end(r, c);
+  kernel_stop(r, kernel_start(r, ctx, c.task, k.channels, k.start_ns), k.stop_ns);
+}
+
 Outcome drive(const Options& o) {
   if (!o.out.empty()) setenv("RAILKIT_MONITOR_DIR", o.out.c_str(), 1);
   if (o.window_s > 0) setenv("RAILKIT_MONITOR_WINDOW_S", std::to_string(o.window_s).c_str(), 1);

@@ -59,4 +59,22 @@ class Plugin {
   const nccl_prof_abi::ProfilerV4* v4_ = nullptr;
 };
 
+/// One collective of one rank whose GPU times are known (a simulator's rank, or a node without
+/// network work): what NCCL 2.28 reports then: the API events, Group, the Coll task (enqueued), and
+/// `channels` KernelCh events carrying the GPU timer's start and stop.
+struct KernelColl {
+  const char* func = "AllReduce";
+  std::size_t count = 0;
+  const char* datatype = "ncclFloat32";
+  std::uint64_t seq = 0;
+  int channels = 1;
+  const char* algo = "RING";   ///< ncclAlgoToString's spelling
+  const char* proto = "SIMPLE";
+  std::uint64_t start_ns = 0;  ///< GPU timer at the kernel's start, ns
+  std::uint64_t stop_ns = 0;   ///< ... and at its end
+};
+
+/// Reports `c` on `ctx` (rank `rank`) through `p` in NCCL 2.28's order.
+void kernel_collective(const Plugin& p, void* ctx, int rank, const KernelColl& c);
+
 }  // namespace railkit::plugin_drive
