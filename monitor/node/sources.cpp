@@ -60,7 +60,7 @@ void read_function(const NodeInventory::Function& f, const topo::SysfsReader& rd
     const auto text = rd.text(d / a.file);
     if (!text) continue;  // AER not reported by this kernel or function
     if (auto v = parse_aer_total(*text))
-      s.counters.push_back({std::string(kAerErrors), {{"device", f.bdf}, {"severity", a.severity}}, *v, 1});
+      s.counters.push_back({std::string(kAerErrors), {{"device", f.bdf}, {"class", a.severity}}, *v, 1});
     else
       s.notes.push_back(fmt::format("{}: no TOTAL_ERR_ line in {}", f.bdf, (d / a.file).string()));
   }

@@ -222,6 +222,7 @@ constexpr Metric kMetrics[] = {
     {"railkit_nccl_plugin_dropped_events_total", "counter", "events not recorded"},
     {"railkit_nccl_plugin_enabled", "gauge", "1 while recording, 0 after an internal error"},
     {"railkit_nccl_window_timestamp_seconds", "gauge", "end of the last window written"},
+    {"railkit_nccl_window_seconds", "gauge", "window length (RAILKIT_MONITOR_WINDOW_S)"},
 };
 
 std::string base_labels(const Config& cfg, const CommInfo& info) {
@@ -264,6 +265,7 @@ void prom_series(std::string& out, const Config& cfg, const PromComm& pc, int me
       return;
     case 9: appendf(out, "%s{%s} %llu\n", name, base.c_str(), static_cast<unsigned long long>(t.dropped)); return;
     case 10: appendf(out, "%s{%s} %d\n", name, base.c_str(), enabled ? 1 : 0); return;
+    case 12: appendf(out, "%s{%s} %.3f\n", name, base.c_str(), cfg.window_s); return;
     default: appendf(out, "%s{%s} %.3f\n", name, base.c_str(), ts); return;
   }
 }

@@ -135,7 +135,7 @@ TEST(MonitorJudge, HungCommNamedWithTheRanksThatNeverCompleted) {
   const auto hang = with(v, "hang", Verdict::Fail);
   ASSERT_EQ(hang.size(), 2u) << to_json(v).dump(2);
   EXPECT_TRUE(hang[0].host.empty());
-  EXPECT_EQ(hang[0].evidence["ranks_not_completed"], nlohmann::json({0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(hang[0].evidence["ranks_not_completed"], nlohmann::ordered_json({0, 1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(*hang[1].rank, 7);
   EXPECT_EQ(hang[1].host, "node2");
   EXPECT_EQ(series(v, "railkit_monitor_hang", "comm", g.comm), 1);

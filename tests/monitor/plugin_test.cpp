@@ -184,7 +184,7 @@ TEST(ProfilerPlugin, TextfileIsPrometheusTextWithTheContractNamesAndLabels) {
                         "railkit_nccl_inflight_oldest_age_seconds", "railkit_nccl_last_completion_timestamp_seconds",
                         "railkit_nccl_nic_bytes_total", "railkit_nccl_nic_busy_seconds_total",
                         "railkit_nccl_plugin_dropped_events_total", "railkit_nccl_plugin_enabled",
-                        "railkit_nccl_window_timestamp_seconds"})
+                        "railkit_nccl_window_timestamp_seconds", "railkit_nccl_window_seconds"})
     EXPECT_TRUE(names.count(n)) << n;
 }
 
