@@ -138,7 +138,11 @@ void proxy_op(const Rank& r, void* ctx, void* task, int channel, int peer, bool 
   void* op = nullptr;
   r.p->start(ctx, &op, d);
   if (!finish) return;  // a hung collective: the op never ends
-  const double wr_us = r.o->wr_us * (r.rank == r.o->slow_nic ? 3 : 1);
+  // The slow NIC moves a third of the bytes per work request in the same real time: its rate is a
+  // third of its peers' whatever a loaded machine adds to every sleep (a 3x longer sleep was not:
+  // scheduling delays of a few ms brought it back near the median).
+  const std::size_t wr_bytes = r.rank == r.o->slow_nic ? step_bytes / 3 : step_bytes;
+  const double wr_us = r.o->wr_us;
   for (int s = 0; s < steps; ++s) {
     auto sd = descr(abi::kProxyStep, op, r.rank);
     sd.proxyStep.step = s;
@@ -149,7 +153,7 @@ void proxy_op(const Rank& r, void* ctx, void* task, int channel, int peer, bool 
     r.p->record(step, send ? abi::kProxyStepSendGPUWait : abi::kProxyStepRecvWait, &a);
     abi::NetIbDescrV1 ib{};
     ib.type = abi::kNetIbQp;
-    ib.qp = {r.rank, static_cast<std::uint64_t>(s), send ? 0 : 1, 100 + channel, step_bytes};
+    ib.qp = {r.rank, static_cast<std::uint64_t>(s), send ? 0 : 1, 100 + channel, wr_bytes};
     auto nd = descr(abi::kNetPlugin, step, r.rank);
     nd.netPlugin = {abi::kNetTypeIb | abi::kNetIbVersion, &ib};
     void* net = nullptr;

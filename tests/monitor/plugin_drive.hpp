@@ -20,7 +20,7 @@ struct Options {
   double tail_s = -1;      ///< time after the last iteration before finalize (-1: 3 windows)
   int delay_rank = -1;     ///< this rank starts every collective of comm A later ...
   double delay_us = 0;     ///< ... by this much
-  int slow_nic = -1;       ///< this rank's NIC takes 3x longer per transfer
+  int slow_nic = -1;       ///< this rank's NIC moves a third of the bytes per work request (a third of the rate)
   double xfer_us = 400;    ///< kernel time of a collective once every rank started
   double wr_us = 200;      ///< real time one IB work request is outstanding
   std::uint64_t bytes = 1 << 20;  ///< AllReduce size (float32)
