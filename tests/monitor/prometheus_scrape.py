@@ -19,7 +19,6 @@ case ends, also when it fails. Each case takes a few seconds.
 Exit 0 pass, 1 fail, 77 skipped (no prometheus, or a railkit whose `monitor node` has no --listen).
 Standard library only.
 """
-import argparse
 import http.server
 import json
 import os
@@ -28,7 +27,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -39,7 +37,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import metric_names as mn  # noqa: E402
 import node_fixture  # noqa: E402
-from casekit import SKIP, Cases, Failure, Skip, check, listing  # noqa: E402
+from casekit import Cases, Failure, Skip, check, railkit_main  # noqa: E402
 
 CASES = Cases()
 case = CASES.add
@@ -158,7 +156,7 @@ def start_prometheus(services, tmp, targets, honor_labels=False):
 
 
 class Ctx:
-    def __init__(self, railkit, tmp):
+    def __init__(self, railkit, bench, tmp):
         self.railkit = railkit
         self.tmp = tmp
 
@@ -316,23 +314,5 @@ def rules_load_and_alert_in_prometheus(ctx):
         services.stop()
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--railkit", help="the railkit binary")
-    ap.add_argument("--case", action="append", choices=sorted(CASES))
-    ap.add_argument("--list", action="store_true")
-    a = ap.parse_args()
-    if a.list:
-        return listing(CASES)
-    rcs = []
-    for n in a.case or list(CASES):
-        with tempfile.TemporaryDirectory(prefix="railkit-prometheus-") as tmp:
-            ctx = Ctx(os.path.abspath(a.railkit) if a.railkit else None, tmp)
-            rcs.append(CASES.run(n, ctx, also_failures=(KeyError, ValueError, TypeError, subprocess.TimeoutExpired)))
-    if any(rc == 1 for rc in rcs):
-        return 1
-    return SKIP if all(rc == SKIP for rc in rcs) else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(railkit_main(CASES, __doc__, Ctx, "railkit-prometheus-"))

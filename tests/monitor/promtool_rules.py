@@ -11,12 +11,10 @@ broken (a pause storm threshold raised out of reach).
 Exit 0 pass, 1 fail, 77 skipped (no promtool). Standard library and PyYAML; ctest passes
 --railkit, which is not used.
 """
-import argparse
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import yaml
 
@@ -24,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import metric_names as mn  # noqa: E402
-from casekit import SKIP, Cases, Skip, check, listing  # noqa: E402
+from casekit import Cases, Skip, check, railkit_main  # noqa: E402
 
 CASES = Cases()
 case = CASES.add
@@ -120,26 +118,9 @@ def a_broken_pause_storm_rule_fails_the_tests(ctx):
 
 
 class Ctx:
-    def __init__(self, tmp):
+    def __init__(self, railkit, bench, tmp):  # railkit: unused (ctest passes it to every case script)
         self.tmp = tmp
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--railkit", help="unused (ctest passes it to every case script)")
-    ap.add_argument("--case", action="append", choices=sorted(CASES))
-    ap.add_argument("--list", action="store_true")
-    a = ap.parse_args()
-    if a.list:
-        return listing(CASES)
-    rcs = []
-    for n in a.case or list(CASES):
-        with tempfile.TemporaryDirectory(prefix="railkit-promtool-") as tmp:
-            rcs.append(CASES.run(n, Ctx(tmp), also_failures=(KeyError, ValueError, subprocess.TimeoutExpired)))
-    if any(rc == 1 for rc in rcs):
-        return 1
-    return SKIP if all(rc == SKIP for rc in rcs) else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(railkit_main(CASES, __doc__, Ctx, "railkit-promtool-"))
