@@ -257,7 +257,9 @@ LaunchResult run_process(const LaunchSpec& spec, char* const* base_env) {
   }
   if (pid == 0) {
     ::close(pipefd[0]);
-    exec_child(plan, pipefd[1], old_mask);
+    sigset_t child_mask = old_mask;  // never the caller's holds (InterruptHold): the child must see them
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigdelset(&child_mask, s);
+    exec_child(plan, pipefd[1], child_mask);
   }
   ::setpgid(pid, pid);  // also here, so the group exists before we might signal it
   ::close(pipefd[1]);
@@ -287,6 +289,15 @@ LaunchResult run_process(const LaunchSpec& spec, char* const* base_env) {
   ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   return res;
 }
+
+InterruptHold::InterruptHold() {
+  sigset_t held;
+  sigemptyset(&held);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&held, s);
+  ::pthread_sigmask(SIG_BLOCK, &held, &old_);
+}
+
+InterruptHold::~InterruptHold() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
 
 std::string file_tail(const fs::path& path, std::size_t max_lines, std::size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);

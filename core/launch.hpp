@@ -3,6 +3,7 @@
 // stdout/stderr to files, a wall-clock limit that ends the whole process group (SIGTERM, then
 // SIGKILL after a grace period), and the exit status. Used by `railkit sweep` to start
 // launchers (mpirun, srun) and railkit-bench, and by `railkit report` to run the plot script.
+#include <csignal>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -62,6 +63,22 @@ struct LaunchResult {
 /// reported as End::Interrupted (the caller decides how to exit). Never throws for a child
 /// failure; throws std::invalid_argument for an empty argv.
 LaunchResult run_process(const LaunchSpec& spec, char* const* base_env);
+
+/// Holds SIGINT, SIGTERM and SIGHUP blocked on the calling thread for its lifetime, for a command
+/// that runs many launches (a sweep, a tune session): a Ctrl-C that arrives between two launches
+/// stays pending instead of killing the command, and the next run_process takes it at once (that
+/// launch ends as End::Interrupted, so the command reports it and exits as it does for one that
+/// arrived during a launch). Children never inherit the block (run_process unblocks them).
+class InterruptHold {
+ public:
+  InterruptHold();
+  ~InterruptHold();
+  InterruptHold(const InterruptHold&) = delete;
+  InterruptHold& operator=(const InterruptHold&) = delete;
+
+ private:
+  sigset_t old_;
+};
 
 /// The last `max_lines` lines (at most `max_bytes` bytes) of a text file; "" when unreadable.
 std::string file_tail(const std::filesystem::path& path, std::size_t max_lines, std::size_t max_bytes = 4096);

@@ -495,6 +495,7 @@ void write_prom(const fs::path& file, const fs::path& out_dir, const SweepDocume
 }  // namespace
 
 SweepOutcome run_sweep(const SweepOptions& o, char* const* envp, std::ostream& progress, bool tty) {
+  const InterruptHold hold;  // a Ctrl-C between two launches ends the next one as interrupted
   const std::string baseline = check_sweep_options(o);
   if (!o.prom.empty()) check_writable(o.prom, "--prom");  // before anything runs
   std::optional<launch::SimEvidence> sim;  // one local process simulates every rank of the cluster file

@@ -357,6 +357,7 @@ TuneOutcome Session::finish(const std::vector<Config>& candidates, const std::op
 }
 
 TuneOutcome Session::run(const JournalRecords& earlier) {
+  const InterruptHold hold;  // a Ctrl-C between two trials ends the next one as interrupted
   replay(earlier.trials);
   runs_ = earlier.validations;
   if (has_dcqcn_) {  // an interrupted session may have left the NICs at a trial's values

@@ -136,6 +136,30 @@ TEST(Launch, StdinIsDevNull) {
   EXPECT_TRUE(run_process(s, environ).ok());
 }
 
+TEST(Launch, InterruptBetweenLaunchesEndsTheNextOneAndChildrenAreNotHeld) {
+  TempDir d;
+  LaunchSpec s;
+  s.argv = {"/bin/sh", "-c", "grep '^SigBlk' /proc/self/status"};
+  s.stdout_path = d.path / "mask.txt";
+  {
+    const InterruptHold hold;
+    ASSERT_EQ(::raise(SIGINT), 0);  // held: this process lives on, the signal pending
+    LaunchSpec sleeper;
+    sleeper.argv = {"/bin/sleep", "5"};
+    const auto t0 = std::chrono::steady_clock::now();
+    const LaunchResult r = run_process(sleeper, environ);
+    EXPECT_EQ(r.end, LaunchResult::End::Interrupted);
+    EXPECT_EQ(r.signal, SIGINT);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+    ASSERT_TRUE(run_process(s, environ).ok());  // a child started under the hold
+  }
+  // SigBlk is a hex mask: bit (signal - 1). The child must see SIGINT, SIGTERM and SIGHUP.
+  const std::string line = slurp(d.path / "mask.txt");
+  ASSERT_EQ(line.rfind("SigBlk:", 0), 0u) << line;
+  const unsigned long long blocked = std::stoull(line.substr(7), nullptr, 16);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) EXPECT_EQ(blocked & (1ull << (sig - 1)), 0u) << sig;
+}
+
 TEST(Launch, FileTail) {
   TempDir d;
   {
