@@ -57,17 +57,7 @@ std::string arrange_nccl_log(char** envp) {
     file = (std::filesystem::temp_directory_path() / fmt::format("railkit-nccl.{}.{}.log", host, ::getpid())).string();
     ::setenv("NCCL_DEBUG_FILE", file.c_str(), 1);
   }
-  // NCCL expands %h (host) and %p (pid) in the file name.
-  std::string expanded;
-  for (size_t i = 0; i < file.size(); ++i) {
-    if (file[i] == '%' && i + 1 < file.size() && (file[i + 1] == 'h' || file[i + 1] == 'p')) {
-      expanded += file[i + 1] == 'h' ? std::string(host) : std::to_string(::getpid());
-      ++i;
-    } else {
-      expanded += file[i];
-    }
-  }
-  return expanded;
+  return expand_nccl_debug_file(file, host, ::getpid());
 }
 
 /// What NCCL did, from every rank's log (gathered to rank 0), with contradictions against

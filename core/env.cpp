@@ -30,4 +30,21 @@ std::string env_value(char* const* envp, std::string_view name) {
   return {};
 }
 
+std::string expand_nccl_debug_file(std::string_view pattern, std::string_view hostname, long pid) {
+  const std::string_view host = hostname.substr(0, hostname.find('.'));
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
+    if (pattern[i] != '%' || (next != 'h' && next != 'p' && next != '%')) {
+      out += pattern[i];
+      continue;
+    }
+    if (next == 'h') out += host;
+    else if (next == 'p') out += std::to_string(pid);
+    else out += '%';
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace railkit

@@ -17,4 +17,8 @@ std::map<std::string, std::string> capture_env(char* const* envp, std::span<cons
 /// Value of NAME in `envp`, or empty when unset.
 std::string env_value(char* const* envp, std::string_view name);
 
+/// The file NCCL opens for NCCL_DEBUG_FILE=`pattern` (src/debug.cc): `%h` is the host name up to its
+/// first '.', `%p` the pid, `%%` one '%'; any other `%x` stays as it is.
+std::string expand_nccl_debug_file(std::string_view pattern, std::string_view hostname, long pid);
+
 }  // namespace railkit

@@ -7,8 +7,8 @@
 #                                       scripts/gpu-check.sh --dry-run, which also prints the size)
 #
 # DIR/bin      railkit-bench, railkit (stripped; CUDA runtime linked statically, no MPI: railkit-bench
-#              runs as one process, -g N GPUs), all_reduce_perf (nccl-tests, MPI=0, sm_90) if its
-#              source is found
+#              runs as one process, -g N GPUs), all_reduce_perf, all_gather_perf and sendrecv_perf
+#              (nccl-tests $NCCL_TESTS_REF, default v2.19.6, MPI=0, sm_90): the bundle is refused without them
 # DIR/lib      libnccl-tuner-railkit.so, libnccl-profiler-railkit.so and every non-system shared library the binaries need (ldd),
 #              leaving out glibc's libraries, libstdc++, libgcc_s, libcuda*, libnvidia*, libnccl*
 # DIR/lib-compat  libstdc++.so.6 and libgcc_s.so.1 of this machine: used by gpu-check.sh only when the
@@ -18,8 +18,10 @@
 #
 # Build tree: <repo>/build-gpu-bundle (ignored). nccl-tests is built in a temporary directory outside
 # the repo from $NCCL_TESTS_SRC (a source tree or a git directory) or /work/.mirror/NVIDIA+nccl-tests/repo
-# (a git directory without work tree); without a source the comparison with nccl-tests is skipped.
-# Environment: CUDA_HOME (default /usr/local/cuda), NCCL_HOME (default $CUDA_HOME), RAILKIT_CUDA_ARCHS (90).
+# (a git directory without work tree, fetched by a session: never committed); no source or a failed
+# build stops the bundle with the reason.
+# Environment: CUDA_HOME (default /usr/local/cuda), NCCL_HOME (default $CUDA_HOME), RAILKIT_CUDA_ARCHS (90),
+# NCCL_TESTS_SRC, NCCL_TESTS_REF (v2.19.6; the tag built from a mirror).
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -77,44 +79,44 @@ for so in libnccl-tuner-railkit.so libnccl-profiler-railkit.so; do
   strip --strip-unneeded "$bundle/lib/$so"
 done
 
-# --- nccl-tests all_reduce_perf ---------------------------------------------------------------------
+# --- nccl-tests: the reference the GPU checks compare railkit-bench against ------------------------
+# NCCL_TESTS_SRC: a checkout or a bare mirror (default: the fetched mirror); NCCL_TESTS_REF: the tag built
+# from a mirror (v2.19.6). No bundle without them: a GPU run that compares against nothing proves little.
 nt_src_in="${NCCL_TESTS_SRC:-/work/.mirror/NVIDIA+nccl-tests/repo}"
-nt_commit="" nt_version="" nt_note=""
+nt_ref="${NCCL_TESTS_REF:-v2.19.6}"
+nt_bins=(all_reduce_perf all_gather_perf sendrecv_perf)
+nt_note=""
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/gpu-bundle.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
-nt_src=""
+nt_src="$tmp/nccl-tests"
 if [ -f "$nt_src_in/src/Makefile" ]; then
-  nt_src="$tmp/nccl-tests"
   cp -r "$nt_src_in" "$nt_src"
   nt_commit="$(git -C "$nt_src_in" rev-parse HEAD 2>/dev/null || echo unknown)"
   nt_version="$(git -C "$nt_src_in" describe --tags --always 2>/dev/null || echo unknown)"
-elif git --git-dir="$nt_src_in" rev-parse --verify -q HEAD >/dev/null 2>&1; then
-  nt_src="$tmp/nccl-tests"
+elif git --git-dir="$nt_src_in" rev-parse --verify -q "$nt_ref^{commit}" >/dev/null 2>&1; then
   mkdir -p "$nt_src"
-  git --git-dir="$nt_src_in" archive HEAD | tar -x -C "$nt_src"
-  nt_commit="$(git --git-dir="$nt_src_in" rev-parse HEAD)"
-  nt_version="$(git --git-dir="$nt_src_in" describe --tags --always 2>/dev/null || echo unknown)"
+  git --git-dir="$nt_src_in" archive "$nt_ref" | tar -x -C "$nt_src"
+  nt_commit="$(git --git-dir="$nt_src_in" rev-parse "$nt_ref^{commit}")"
+  nt_version="$nt_ref"
 else
-  nt_note="no nccl-tests source at '$nt_src_in' (set NCCL_TESTS_SRC): the vs-nccl-tests comparison will be skipped"
-  say "NOTE: $nt_note"
+  die "no nccl-tests source: '$nt_src_in' is neither a checkout nor a git mirror holding $nt_ref (fetch NVIDIA/nccl-tests, or set NCCL_TESTS_SRC / NCCL_TESTS_REF)"
 fi
-if [ -n "$nt_src" ]; then
-  hdr_version="$(sed -n 's/^#define NCCL_TESTS_VERSION "\(.*\)"/\1/p' "$nt_src/src/common.h" 2>/dev/null | head -n 1)"
-  [ -n "$hdr_version" ] && nt_version="$nt_version (NCCL_TESTS_VERSION $hdr_version)"
-  say "building nccl-tests all_reduce_perf $nt_version (MPI=0, sm_90) in $tmp"
-  # The binary's own make target: builds os/libnccl_test_os.a, verifiable.o and the three common objects.
-  # CUDARTLIB=cudart_static: like railkit-bench, no libcudart.so needed on the GPU machine.
-  if make -C "$nt_src/src" -j "$jobs" MPI=0 BUILDDIR="$tmp/nt-build" CUDA_HOME="$cuda_home" NCCL_HOME="$nccl_home" \
-      NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" CUDARTLIB=cudart_static "$tmp/nt-build/all_reduce_perf" \
-      >"$logs/nccl-tests.log" 2>&1; then
-    cp "$tmp/nt-build/all_reduce_perf" "$bundle/bin/all_reduce_perf"
-    strip "$bundle/bin/all_reduce_perf"
-  else
-    tail -n 20 "$logs/nccl-tests.log" >&2
-    nt_note="nccl-tests build failed (log: $logs/nccl-tests.log): the vs-nccl-tests comparison will be skipped"
-    say "NOTE: $nt_note"
-  fi
-fi
+hdr_version="$(sed -n 's/^#define NCCL_TESTS_VERSION "\(.*\)"/\1/p' "$nt_src/src/common.h" 2>/dev/null | head -n 1)"
+[ -n "$hdr_version" ] && nt_version="$nt_version (NCCL_TESTS_VERSION $hdr_version)"
+say "building nccl-tests ${nt_bins[*]} $nt_version (MPI=0, sm_90) in $tmp"
+# The binaries' own make targets: os/libnccl_test_os.a, verifiable.o and the common objects come along.
+# CUDARTLIB=cudart_static: like railkit-bench, no libcudart.so needed on the GPU machine.
+targets=()
+for b in "${nt_bins[@]}"; do targets+=("$tmp/nt-build/$b"); done
+make -C "$nt_src/src" -j "$jobs" MPI=0 BUILDDIR="$tmp/nt-build" CUDA_HOME="$cuda_home" NCCL_HOME="$nccl_home" \
+    NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" CUDARTLIB=cudart_static "${targets[@]}" \
+    >"$logs/nccl-tests.log" 2>&1 \
+  || { tail -n 20 "$logs/nccl-tests.log" >&2; die "nccl-tests build failed (log: $logs/nccl-tests.log)"; }
+for b in "${nt_bins[@]}"; do
+  [ -x "$tmp/nt-build/$b" ] || die "nccl-tests: $b was not built (log: $logs/nccl-tests.log)"
+  cp "$tmp/nt-build/$b" "$bundle/bin/$b"
+  strip "$bundle/bin/$b"
+done
 
 # --- shared libraries -------------------------------------------------------------------------------
 # Left out: what every Linux has (glibc's libraries), what the GPU machine must provide in its own

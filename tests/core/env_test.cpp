@@ -15,3 +15,11 @@ TEST(Env, CapturesOnlyRecordedPrefixes) {
   EXPECT_EQ(railkit::env_value(const_cast<char* const*>(raw), "HOME"), "/root");
   EXPECT_EQ(railkit::env_value(const_cast<char* const*>(raw), "HOM"), "");
 }
+
+TEST(Env, NcclDebugFileExpandsAsNcclDoes) {
+  // src/debug.cc: the host name up to its first '.', the pid, %% as %, anything else echoed.
+  EXPECT_EQ(railkit::expand_nccl_debug_file("/tmp/nccl.%h.%p.log", "node07.cluster.local", 4242),
+            "/tmp/nccl.node07.4242.log");
+  EXPECT_EQ(railkit::expand_nccl_debug_file("a%%h-%x-%", "h", 1), "a%h-%x-%");
+  EXPECT_EQ(railkit::expand_nccl_debug_file("%h%h", "gpu1", 7), "gpu1gpu1");
+}
