@@ -124,6 +124,7 @@ TEST(ProfilerPlugin, DelayedRankSamplesStartLaterByTheDelay) {
     for (const auto& s : l["samples"]) start_us[s["seq"]][l["rank"]] = s["start_unix_ns"].get<double>() / 1e3;
   ASSERT_EQ(start_us.size(), std::size_t(kIters));
   int later = 0;
+  std::vector<double> lags;
   for (const auto& [seq, by_rank] : start_us) {
     ASSERT_EQ(by_rank.size(), std::size_t(kRanks)) << "seq " << seq;
     std::vector<double> others;
@@ -131,9 +132,15 @@ TEST(ProfilerPlugin, DelayedRankSamplesStartLaterByTheDelay) {
       if (rank != kDelayRank) others.push_back(t);
     std::sort(others.begin(), others.end());
     const double lag = by_rank.at(kDelayRank) - others[others.size() / 2];
-    // CPU clocks of threads on a loaded 2-core machine: scheduling adds ms of jitter to each start.
-    if (lag > kDelayUs * 0.5 && lag < kDelayUs * 3) ++later;
+    lags.push_back(lag);
+    if (lag > kDelayUs * 0.5) ++later;
   }
+  // CPU clocks of threads on a loaded 2-core machine: scheduling adds ms of jitter to single starts,
+  // so the median lag is held to about the delay and most starts to being late.
+  std::sort(lags.begin(), lags.end());
+  const double median_lag = lags[lags.size() / 2];
+  EXPECT_GT(median_lag, kDelayUs * 0.5);
+  EXPECT_LT(median_lag, kDelayUs * 3);
   EXPECT_GE(later, kIters / 2) << "the delayed rank's starts should lag by about " << kDelayUs << " us";
 }
 
@@ -145,14 +152,20 @@ TEST(ProfilerPlugin, HungCommunicatorShowsInflightWithGrowingAgeAndNoCompletion)
     const auto lines = comm_lines(r, "commB", rank);
     ASSERT_GE(lines.size(), 3u) << "rank " << rank;
     double last_age = -1;
+    bool started = false;  // a window may end between comm B's init and its collective (a loaded machine)
+    int inflight_lines = 0;
     for (const auto& l : lines) {
       EXPECT_TRUE(l["colls"].empty());
       EXPECT_TRUE(l["last_completion_unix_s"].is_null());
+      started = started || l["inflight"]["count"] == 1;
+      if (!started) continue;
+      ++inflight_lines;
       EXPECT_EQ(l["inflight"]["count"], 1);
       EXPECT_EQ(l["inflight"]["oldest_op"], "AllReduce");
       EXPECT_GT(l["inflight"]["oldest_age_s"].get<double>(), last_age);
       last_age = l["inflight"]["oldest_age_s"];
     }
+    EXPECT_GE(inflight_lines, 3) << "rank " << rank;
     EXPECT_GT(last_age, 0.2);
   }
 }
