@@ -1,5 +1,7 @@
 #include "monitor/node/rates.hpp"
 
+#include "core/stats.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,12 +28,6 @@ const char* const kCnpCounters[] = {"np_cnp_sent", "rp_cnp_handled"};
 template <class Names>
 bool among(const Names& names, const std::string& s) {
   return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return s == n; });
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 void pause_signals(const IntervalRates& r, const SignalThresholds& t, std::vector<Signal>& out) {
@@ -95,7 +91,7 @@ void rail_signals(const IntervalRates& r, const SignalThresholds& t, std::vector
   if (tx.size() < 2) return;  // no peers to compare with
   std::vector<double> v;
   for (const auto& p : tx) v.push_back(p.bytes_per_s);
-  const double med = median(v);
+  const double med = railkit::median(v);
   const bool busy = med * 8 / 1e9 > t.rail_min_Gbps;
   for (const auto& p : tx)
     out.push_back({"rail_rate_outlier", p.device + "/" + p.port, busy && p.bytes_per_s < t.rail_fraction * med,

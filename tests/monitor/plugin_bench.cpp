@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <fstream>
@@ -19,15 +18,8 @@
 namespace {
 
 namespace abi = railkit::nccl_prof_abi;
+using railkit::plugin_drive::descr;
 using railkit::plugin_drive::Plugin;
-
-abi::EventDescrV5 descr(std::uint64_t type, void* parent) {
-  abi::EventDescrV5 d;
-  std::memset(&d, 0, sizeof d);
-  d.type = type;
-  d.parentObj = parent;
-  return d;
-}
 
 extern "C" void quiet_log(abi::LogLevel, unsigned long, const char*, int, const char*, ...) {}
 

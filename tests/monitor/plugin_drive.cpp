@@ -25,6 +25,16 @@
 #include <vector>
 
 namespace railkit::plugin_drive {
+
+nccl_prof_abi::EventDescrV5 descr(std::uint64_t type, void* parent, int rank) {
+  nccl_prof_abi::EventDescrV5 d;
+  std::memset(&d, 0, sizeof d);
+  d.type = type;
+  d.parentObj = parent;
+  d.rank = rank;
+  return d;
+}
+
 namespace {
 
 namespace abi = nccl_prof_abi;
@@ -79,15 +89,6 @@ struct Rank {
   void* comm_b = nullptr;
   std::uint64_t seq_a = 0;
 };
-
-abi::EventDescrV5 descr(std::uint64_t type, void* parent, int rank) {
-  abi::EventDescrV5 d;
-  std::memset(&d, 0, sizeof d);
-  d.type = type;
-  d.parentObj = parent;
-  d.rank = rank;
-  return d;
-}
 
 /// ncclEnqueueCheck up to the task: GroupApi, GroupStartApiStop, CollApi or P2pApi start and stop.
 void api_begin(const Rank& r, void* ctx, Call& c, bool p2p, const char* func, std::size_t count, int depth) {

@@ -34,6 +34,9 @@ struct Outcome {
   std::string first_warn;
 };
 
+/// An event descriptor as NCCL fills one: zeroed, then its type, parent handle and rank.
+nccl_prof_abi::EventDescrV5 descr(std::uint64_t type, void* parent, int rank = 0);
+
 /// Runs the drive; throws std::runtime_error when the library cannot be loaded.
 Outcome drive(const Options& o);
 
