@@ -165,6 +165,30 @@ int launcher_size(char** envp) {
   return 1;
 }
 
+/// Throws UsageError when this node cannot hold the buffers of the largest size: in each GPU's
+/// free memory (nccl, for the ranks that share it), else in the host's MemAvailable.
+void check_buffer_room(const BenchOptions& o, const Plan& plan, const Bootstrap& boot, const BackendRun& run, int slots) {
+  const std::string& host = boot.hosts()[static_cast<size_t>(boot.rank())];
+  const auto refuse = [&](int ranks, const std::string& where, std::uint64_t need, std::uint64_t room, const char* what) {
+    throw UsageError(fmt::format("-e/--maxbytes '{}': {} rank{} on {} need{} {} of buffers (2 x {} per rank) but only "
+                                 "{:.1f} GiB {}",
+                                 o.max_bytes, ranks, ranks == 1 ? "" : "s", where, ranks == 1 ? "s" : "",
+                                 format_bytes(need), format_bytes(plan.buffer_bytes),
+                                 static_cast<double>(room) / (1ull << 30), what));
+  };
+  if (const auto rooms = run.buffer_rooms(boot.local_size())) {
+    for (const BufferRoom& r : *rooms) {
+      const std::uint64_t need = 2 * plan.buffer_bytes * static_cast<std::uint64_t>(std::max(r.ranks, 1));
+      if (need > r.free_bytes) refuse(std::max(r.ranks, 1), r.where + " of " + host, need, r.free_bytes, "of its memory is free");
+    }
+    return;
+  }
+  const int local_ranks = boot.local_size() * slots;
+  const std::uint64_t need = 2 * plan.buffer_bytes * static_cast<std::uint64_t>(local_ranks);
+  const auto avail = mem_available_bytes(SysRoot{});
+  if (avail && need > *avail) refuse(local_ranks, host, need, *avail, "is available");
+}
+
 /// The checks of the run's shape that need the rank count and the plan, agreed by every rank.
 Plan agree_on_plan(const BenchOptions& o, Bootstrap& boot, const Resolved& res, int group_size) {
   const int slots = res.slots;
@@ -177,16 +201,7 @@ Plan agree_on_plan(const BenchOptions& o, Bootstrap& boot, const Resolved& res, 
     throw UsageError(fmt::format("-e/--maxbytes '{}': every size leaves less than one element per rank", o.max_bytes));
   agreed(boot, [&] {
     if (res.traits().simulated) return;  // its buffers are never backed by memory
-    const int local_ranks = boot.local_size() * slots;
-    const std::uint64_t need = 2 * plan.buffer_bytes * static_cast<std::uint64_t>(local_ranks);
-    const auto avail = mem_available_bytes(SysRoot{});
-    if (avail && need > *avail)
-      throw UsageError(fmt::format("-e/--maxbytes '{}': {} rank{} on {} need{} {} of buffers (2 x {} per rank) but "
-                                   "only {:.1f} GiB is available",
-                                   o.max_bytes, local_ranks, local_ranks == 1 ? "" : "s",
-                                   boot.hosts()[static_cast<size_t>(boot.rank())], local_ranks == 1 ? "s" : "",
-                                   format_bytes(need), format_bytes(plan.buffer_bytes),
-                                   static_cast<double>(*avail) / (1ull << 30)));
+    check_buffer_room(o, plan, boot, *res.run, slots);
   });
   if (res.traits().int_counts && plan.max_count > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     throw UsageError(fmt::format("-e/--maxbytes '{}': {} elements exceed MPI's int count", o.max_bytes, plan.max_count));

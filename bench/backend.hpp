@@ -3,6 +3,7 @@
 // either built in (with its functions) or not (with the words that say so). railkit-bench's
 // program logic looks backends up here and never names one: adding a backend is its folder, its
 // entry function and one line of the table (bench/backends.cpp).
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -33,6 +34,14 @@ struct BackendTraits {
   bool nccl_log = false;
 };
 
+/// Memory other than the host's that holds some of this node's buffers (nccl: one GPU): where,
+/// how many of the node's ranks put their send and receive buffers there, and its free bytes.
+struct BufferRoom {
+  std::string where;  ///< "GPU 0 (NVIDIA H200)"
+  int ranks = 0;
+  std::uint64_t free_bytes = 0;
+};
+
 /// A backend resolved and prepared for one run on this process: its communicators and what it
 /// adds to the run's description.
 class BackendRun {
@@ -51,6 +60,13 @@ class BackendRun {
   /// Adds what only the backend knows to the results document before the run (sim: the cluster
   /// and the machine that simulated it, `boot`'s first host).
   virtual void annotate(ResultsDocument& doc, const Bootstrap& boot) const { (void)doc, (void)boot; }
+  /// Where this process's buffers go when not in host memory (nccl: each of its GPUs, with the
+  /// ranks of the node's `local_processes` processes that share it); nullopt: host memory, checked
+  /// against MemAvailable.
+  virtual std::optional<std::vector<BufferRoom>> buffer_rooms(int local_processes) const {
+    (void)local_processes;
+    return std::nullopt;
+  }
   /// One-line warnings rank 0 prints before the run.
   virtual std::vector<std::string> warnings() const { return {}; }
   /// Lines the table's header adds for options `given` on the command line.

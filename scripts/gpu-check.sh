@@ -66,18 +66,24 @@ dry_run() {  # bundle dir
   fi
   echo "checks on one GPU (what each shows; the run keeps under GPU_CHECK_BUDGET_S, 280 s by default, about 4 minutes):"
   cat <<'PLAN'
-  ldd            every library found; an undefined symbol (an older NCCL) is one failed check, not a stop
+  ldd            every library found; an undefined symbol (an older NCCL) is one failed check, not a stop   [fix: symbol gate]
   version        railkit-bench loads and starts with this NCCL (the real gate)
   all-colls-float, avg-half/bfloat16/int8, cycles, cuda-graph-all
                  every collective in and out of place with data checks; -o avg per type; -N; CUDA graphs and a clean exit
+                 [fixes: launches without a group on one GPU, boundary events; NOT integer avg or 16 B rounding across ranks]
   ngpus-too-many -g 2 on one GPU is one usage error (6)
   watchdog-stall a stalled operation ends with exit 4 and a complete document
   blocking-vs-nonblocking  8 B times (a measurement: on one rank nothing waits, so no difference is expected)
-  observe, observe-nccl-debug, nccl-log-read   what NCCL did, from its own log
+  comm-blocking-env  NCCL_COMM_BLOCKING=0 without --nonblocking: the document says non-blocking and why   [fix: what NCCL used]
+  gpu-memory     -e 512G is refused (6) against the GPU's free memory   [fix: GPU memory, not MemAvailable]
+  observe, observe-nccl-debug, nccl-log-read   what NCCL did, from its own log   [fix: %h in NCCL_DEBUG_FILE]
   tuner-plugin   NCCL loads libnccl-tuner-railkit.so (its decisions need 2+ ranks)
   profiler-plugin  NCCL loads libnccl-profiler-railkit.so; its windows and what it saw
-  vs-nccl-tests  256 MiB all_reduce against nccl-tests' all_reduce_perf, algbw within 1%
+  vs-nccl-tests  256 MiB all_reduce against nccl-tests' all_reduce_perf, algbw within 1%   [fix: nccl-tests in the bundle]
+  vs-nccl-tests-8B  8 B all_reduce against all_reduce_perf -I 1, time at most 10% above   [fix: timing as nccl-tests]
   d2d-copy-torch device-to-device copy bandwidth by PyTorch: the anchor without NCCL
+  not exercised by one GPU: a failed non-blocking init named at the init (no way to make NCCL's init fail
+  on one healthy rank), abort during a running operation, integer avg and 16 B rounding across ranks
 PLAN
   local b
   for b in all_reduce_perf all_gather_perf sendrecv_perf; do
@@ -224,6 +230,10 @@ def main(cmd, args):
                 "busbw p50 %s, dropped %d" % (len(lines), lines[0].get("abi"), lines[0].get("source"), done,
                 ",".join(timing) or "none", ",".join(algo)[:120] or "none", bw[:3],
                 sum((w.get("dropped") or {}).get("events", 0) for w in lines))), (0 if done > 0 else 1)
+    if cmd == "fact":  # observed.backend[KEY] starts with PREFIX
+        d = load(args[0])
+        v = str(((d.get("observed") or {}).get("backend") or {}).get(args[1], ""))
+        return "observed.backend.%s: %s" % (args[1], v), (0 if v.startswith(args[2]) else 1)
     if cmd == "median":
         xs = [float(x) for x in args]
         return "%.6g" % statistics.median(xs), 0
@@ -482,6 +492,21 @@ if fits blocking-vs-nonblocking 60; then
   fi
 fi
 
+# NCCL_COMM_BLOCKING=0 overrides the blocking config railkit-bench asks for (NCCL's init.cc): the document
+# says what NCCL used, and the run (launches that return ncclInProgress) still completes with checked data.
+JSON="$work/comm-blocking-env.json"
+# shellcheck disable=SC2016  # $1 is the inner shell's
+POST=(bash -c 'python3 "$1" fact "$2" communicators "non-blocking (NCCL_COMM_BLOCKING=0" && python3 "$1" wrong "$2"' _ "$helper" "$work/comm-blocking-env.json")
+NCCL_COMM_BLOCKING=0 check comm-blocking-env 0 60 "$bench" "${nccl[@]}" --coll all_reduce,sendrecv -b 8 -e 1M -f 32 -c 1 \
+  -J "$work/comm-blocking-env.json"
+
+# Buffers are checked against the GPU's free memory, not the host's: 2 x 512 GiB cannot fit any GPU of
+# today, so this is one usage error (6) naming the GPU, before NCCL starts.
+# shellcheck disable=SC2016  # $1 is the inner shell's
+POST=(bash -c 'grep -q "of its memory is free" "$1" && grep -m1 "maxbytes" "$1" && exit 0
+  echo "want the GPU memory line, got: $(head -n 3 "$1" | tr "\n" " ")"; exit 1' _ "$work/gpu-memory.err")
+check gpu-memory 6 30 "$bench" --backend nccl -T 60 --coll all_reduce -b 512G -e 512G -c 0
+
 JSON="$work/observe.json" POST=(py observe "$work/observe.json")
 check observe 0 60 "$bench" "${nccl[@]}" --observe --coll all_reduce -b 1M -e 1M -J "$work/observe.json"
 
@@ -568,6 +593,33 @@ elif fits vs-nccl-tests 60; then
   fi
 fi
 
+# 8 B all_reduce against all_reduce_perf with its per-iteration CUDA events on (-I 1, one event per
+# iteration boundary: the scheme railkit-bench times with), alternating, median of 3: the per-launch
+# overhead. railkit's time may be at most 10% above nccl-tests'.
+if [ -x "$ntests" ] && [ "$ntests_ok" -eq 1 ] && fits vs-nccl-tests-8B 40; then
+  s_nt=() s_rk=() s_err=""
+  for i in 1 2 3; do
+    v=""
+    if run "nt8-$i" 40 "$ntests" -b 8 -e 8 -g 1 -n 2000 -w 200 -c 0 -I 1 && v=$(py ntests "$work/nt8-$i.out"); then
+      s_nt+=("${v#* }")
+    else [ -n "$s_err" ] || s_err="nt8-$i (all_reduce_perf -I 1) rc $RC: $(errtail "nt8-$i") ${v:-}"; fi
+    v=""
+    if run "rk8-$i" 40 "$bench" "${nccl[@]}" --coll all_reduce -b 8 -e 8 -n 2000 -w 200 -c 0 --placement out \
+        -J "$work/rk8-$i.json" && v=$(py time "$work/rk8-$i.json"); then
+      s_rk+=("$v")
+    else [ -n "$s_err" ] || s_err="rk8-$i (railkit-bench) rc $RC: $(errtail "rk8-$i") ${v:-}"; fi
+  done
+  if [ -n "$s_err" ] || [ ${#s_nt[@]} -eq 0 ] || [ ${#s_rk[@]} -eq 0 ]; then
+    fail "vs-nccl-tests-8B: ${s_err:-no numbers}"
+  else
+    m_nt=$(py median "${s_nt[@]}") m_rk=$(py median "${s_rk[@]}")
+    r8=$(awk -v a="$m_rk" -v b="$m_nt" 'BEGIN{printf "%.3f", a / b}')
+    line="vs-nccl-tests-8B: 8 B all_reduce out-of-place, 1 GPU, -n 2000: railkit $m_rk us (${s_rk[*]}), nccl-tests -I 1 $m_nt us (${s_nt[*]}), ratio railkit/nccl-tests $r8"
+    if awk -v r="$r8" 'BEGIN{exit !(r <= 1.10)}'; then note "PASS $line"
+    else fail "$line: railkit more than 10% slower per launch"; fi
+  fi
+fi
+
 # A second anchor that needs no NCCL: device-to-device copy bandwidth timed by PyTorch (CUDA events),
 # 256 MiB, median of 20. On one rank NCCL's out-of-place all_reduce is such a copy, so railkit's algbw
 # above should sit near it.
@@ -605,7 +657,7 @@ per_json=$(py summary "$work")
 note "untested here: multi-process (mpirun) path, -g >= 2, tuner decisions applied (need >= 2 GPUs)"
 # With one rank NCCL turns a collective into a copy (or nothing, in place): these behaviours of
 # railkit-bench's NCCL backend cannot be shown by this run, whatever its checks print.
-note "NOT SHOWN by one GPU: blocking vs non-blocking communicators differing (no peer to wait for), integer avg rounding across ranks, counts rounded to 16 bytes across ranks, abort during a running operation (nothing to hang on), the tuner's decisions applied, PXN, proxy and network (profiler NIC) events"
+note "NOT SHOWN by one GPU: blocking vs non-blocking communicators differing (no peer to wait for), a failed non-blocking init named at the init (one healthy rank's init does not fail), integer avg rounding across ranks, counts rounded to 16 bytes across ranks, abort during a running operation (nothing to hang on), the tuner's decisions applied, PXN, proxy and network (profiler NIC) events"
 note "time: $SECONDS s (budget $budget s)"
 note "failures: $fails"
 [ "$fails" -eq 0 ]

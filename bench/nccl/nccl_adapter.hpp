@@ -26,8 +26,8 @@ inline int runtime_version() {
 
 /// A communicator configuration as nccl-tests makes it (src/common.cu, initComms): blocking
 /// unless asked otherwise (NCCL_CONFIG_INITIALIZER's default is blocking), and from NCCL 2.28
-/// nvlinkCentricSched = 1. `blocking` is set explicitly, so NCCL_COMM_BLOCKING cannot change
-/// what was measured behind the run's back.
+/// nvlinkCentricSched = 1. NCCL_COMM_BLOCKING 0/1 still overrides `blocking` (NCCL's init.cc,
+/// envConfigOverride): the communicator reports what NCCL used (nccl_rules.hpp, effective_blocking).
 inline ncclConfig_t comm_config(bool blocking) {
   ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
   c.blocking = blocking ? 1 : 0;

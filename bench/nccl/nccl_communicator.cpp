@@ -4,6 +4,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstddef>
 #include <map>
 #include <span>
@@ -121,7 +122,8 @@ class NcclCommunicator final : public Communicator, public EventTiming, public G
   }
   std::string unsupported_reason(DType, RedOp) const override { return {}; }
   std::vector<std::pair<std::string, std::string>> facts() const override {
-    return {{"communicators", setup_.blocking ? "blocking" : "non-blocking"},
+    return {{"communicators", blocking_fact(blocking_, setup_.blocking, blocking_env_)},
+            {"iteration_timing", "CUDA events at iteration boundaries (iters + 1 per GPU, as nccl-tests -I 1)"},
             {"buffers", nccl_buffers_ ? "ncclMemAlloc" : fmt::format("cudaMalloc ({})", mem_alloc_failure_)},
             {"alltoall", native_alltoall_ ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv"},
             {"nvlink_centric_sched", kBuiltVersion >= NCCL_VERSION(2, 28, 0) ? "1" : "not in this NCCL"}};
@@ -170,14 +172,14 @@ class NcclCommunicator final : public Communicator, public EventTiming, public G
   void start_event_timing(int iters) override {
     for (Slot& sl : slots_) {
       on_device(sl.device, "cudaSetDevice");  // an event belongs to the device current at its creation
-      while (sl.events.size() < static_cast<size_t>(2 * iters)) {
+      while (sl.events.size() < static_cast<size_t>(iters) + 1) {
         cudaEvent_t e;
         cuda_check(cudaEventCreate(&e), "cudaEventCreate");
         sl.events.push_back(e);
       }
     }
     timing_ = true;
-    next_event_ = 0;
+    launches_timed_ = 0;
     timed_ = iters;
   }
 
@@ -187,9 +189,11 @@ class NcclCommunicator final : public Communicator, public EventTiming, public G
     for (Slot& sl : slots_) {
       std::vector<double> times;
       on_device(sl.device, "cudaSetDevice");
-      for (int i = 0; i < timed_ && static_cast<size_t>(2 * i + 1) < next_event_; ++i) {
+      // Iteration i: from the boundary before its launch to the one after it (nccl-tests -I 1).
+      for (int i = 0; i < launches_timed_; ++i) {
         float ms = 0;
-        cuda_check(cudaEventElapsedTime(&ms, sl.events[2 * i], sl.events[2 * i + 1]), "cudaEventElapsedTime");
+        cuda_check(cudaEventElapsedTime(&ms, sl.events[static_cast<size_t>(i)], sl.events[static_cast<size_t>(i) + 1]),
+                   "cudaEventElapsedTime");
         times.push_back(ms * 1000.0);
       }
       out.push_back(std::move(times));
@@ -293,10 +297,12 @@ class NcclCommunicator final : public Communicator, public EventTiming, public G
    public:
     explicit CommsReady(NcclCommunicator& c) : c_(c) {}
     bool finished() override {
+      // A communicator whose init (or finalize) failed is not ready: async_error() names it, under
+      // the call that failed, instead of the first launch.
       for (const Slot& sl : c_.slots_) {
         if (!sl.comm) continue;
         ncclResult_t st = ncclSuccess;
-        if (ncclCommGetAsyncError(sl.comm, &st) == ncclSuccess && st == ncclInProgress) return false;
+        if (ncclCommGetAsyncError(sl.comm, &st) != ncclSuccess || st != ncclSuccess) return false;
       }
       return true;
     }
@@ -351,6 +357,13 @@ class NcclCommunicator final : public Communicator, public EventTiming, public G
     nccl_check(first_error, "ncclCommInitRankConfig", nullptr);
     nccl_check(end, "ncclCommInitRankConfig (ncclGroupEnd)", nullptr);
     poll_until_finished(comms_, "ncclCommInitRankConfig", setup_.poll_timeout_s, setup_.signal);
+    // What NCCL made of the config: NCCL_COMM_BLOCKING overrides it (read now, with NCCL's
+    // nccl.conf files applied to the environment); an init that returned ncclInProgress was
+    // non-blocking whatever the rule says.
+    const char* env = std::getenv("NCCL_COMM_BLOCKING");
+    blocking_env_ = env ? env : "";
+    blocking_ = effective_blocking(setup_.blocking, env);
+    if (end == ncclInProgress && blocking_.blocking) blocking_ = BlockingMode{false, setup_.blocking};
   }
 
   /// Throws AbortedError (after aborting and acknowledging) when the watchdog asked.
@@ -361,38 +374,48 @@ class NcclCommunicator final : public Communicator, public EventTiming, public G
     throw AbortedError(fmt::format("{}: aborted at the watchdog's request", what));
   }
 
+  /// Records every GPU's boundary event `index` on its stream.
+  void record_boundary(size_t index) {
+    for (Slot& sl : slots_) {
+      on_device(sl.device, "cudaSetDevice");
+      cuda_check(cudaEventRecord(sl.events[index], sl.stream), "cudaEventRecord");
+    }
+  }
+
+  /// Whether one launch of `c` needs a group: several GPUs (NCCL's rule for one thread driving
+  /// several), or several NCCL calls (sendrecv, alltoall before ncclAlltoAll). nccl-tests groups
+  /// exactly then (src/common.cu, startColl; sendrecv.cu and alltoall.cu group their calls); a
+  /// single call on one GPU goes without, as there.
+  bool needs_group(const OpCall& c) const {
+    return slots_.size() > 1 || c.coll == Coll::SendRecv || (c.coll == Coll::AllToAll && !native_alltoall_);
+  }
+
   void launch_unguarded(std::span<const OpCall> calls) {
     if (calls.size() != slots_.size())
       throw Error(ErrorCode::Internal, fmt::format("nccl launch: {} calls for {} GPUs", calls.size(), slots_.size()));
-    const bool timed = timing_ && next_event_ + 2 <= 2 * static_cast<size_t>(timed_);
-    if (timed)
-      for (Slot& sl : slots_) {
-        on_device(sl.device, "cudaSetDevice");
-        cuda_check(cudaEventRecord(sl.events[next_event_], sl.stream), "cudaEventRecord");
-      }
-    // One group for every GPU's part (and for sendrecv's sends and receives): NCCL enqueues
-    // nothing until ncclGroupEnd, which must be reached even after a failed call.
-    nccl_check(ncclGroupStart(), "ncclGroupStart", nullptr);
+    // As nccl-tests -I 1: one event per GPU before the first timed launch and one after each.
+    const bool timed = timing_ && launches_timed_ < timed_;
+    if (timed && launches_timed_ == 0) record_boundary(0);
+    // In a group NCCL enqueues nothing until ncclGroupEnd, which must be reached even after a
+    // failed call.
+    const bool grouped = needs_group(calls[0]);
+    if (grouped) nccl_check(ncclGroupStart(), "ncclGroupStart", nullptr);
     ncclResult_t first_error = ncclSuccess;
     ncclComm_t failed_comm = nullptr;
+    bool in_progress = false;  // a non-blocking communicator's call outside a group
     for (size_t k = 0; k < slots_.size(); ++k) {
       const ncclResult_t r = enqueue(calls[k], slots_[k], first_rank_ + static_cast<int>(k));
+      in_progress = in_progress || r == ncclInProgress;
       if (failed(r) && first_error == ncclSuccess) {
         first_error = r;
         failed_comm = slots_[k].comm;
       }
     }
-    const ncclResult_t end = ncclGroupEnd();
+    const ncclResult_t end = grouped ? ncclGroupEnd() : ncclSuccess;
     nccl_check(first_error, "NCCL collective launch", failed_comm);
     nccl_check(end, "NCCL collective launch (ncclGroupEnd)", nullptr);
-    if (end == ncclInProgress) poll_until_finished(comms_, "NCCL collective launch", 0, setup_.signal);
-    if (timed) {
-      for (Slot& sl : slots_) {
-        on_device(sl.device, "cudaSetDevice");
-        cuda_check(cudaEventRecord(sl.events[next_event_ + 1], sl.stream), "cudaEventRecord");
-      }
-      next_event_ += 2;
-    }
+    if (end == ncclInProgress || in_progress) poll_until_finished(comms_, "NCCL collective launch", 0, setup_.signal);
+    if (timed) record_boundary(static_cast<size_t>(++launches_timed_));
   }
 
   /// Enqueues one slot's part of a collective; called inside the launch's group.
@@ -475,7 +498,7 @@ class NcclCommunicator final : public Communicator, public EventTiming, public G
           if (sl.comm) ncclCommFinalize(sl.comm);
         nccl_check(ncclGroupEnd(), "ncclCommFinalize (ncclGroupEnd)", nullptr);
         const double deadline = setup_.poll_timeout_s > 0 ? setup_.poll_timeout_s : kDefaultFinalizeDeadline_s;
-        poll_until_finished(comms_, "ncclCommFinalize", setup_.blocking ? 0 : deadline, nullptr);
+        poll_until_finished(comms_, "ncclCommFinalize", blocking_.blocking ? 0 : deadline, nullptr);
         for (Slot& sl : slots_) {
           if (sl.comm) ncclCommDestroy(sl.comm);
           sl.comm = nullptr;
@@ -504,7 +527,9 @@ class NcclCommunicator final : public Communicator, public EventTiming, public G
   int first_rank_ = 0, size_ = 1;
   int capturing_ = 0;  ///< streams inside a capture
   bool timing_ = false;
-  size_t next_event_ = 0;
+  int launches_timed_ = 0;  ///< timed launches so far; boundary events recorded: this + 1
+  BlockingMode blocking_;     ///< what NCCL used (effective_blocking)
+  std::string blocking_env_;  ///< NCCL_COMM_BLOCKING as NCCL saw it, empty when unset
   int timed_ = 0;
   bool native_alltoall_ = false;
   bool nccl_buffers_ = true;
@@ -513,22 +538,6 @@ class NcclCommunicator final : public Communicator, public EventTiming, public G
 };
 
 }  // namespace
-
-int first_device(const NcclSetup& s, int visible) {
-  const int n = s.gpus;
-  if (n < 1) throw UsageError(fmt::format("-g/--ngpus '{}': must be at least 1", n));
-  // One GPU: the node-local rank's, wrapping. Several: node-local rank L drives GPUs
-  // L*n .. L*n + n - 1, as nccl-tests; --device D makes them D .. D + n - 1.
-  const int base = s.device ? *s.device : (n == 1 ? s.local_rank % std::max(visible, 1) : s.local_rank * n);
-  if (base >= 0 && base + n <= visible) return base;
-  if (s.device && n == 1) throw UsageError(fmt::format("--device '{}': only {} GPUs are visible", base, visible));
-  if (s.device)
-    throw UsageError(fmt::format("--device '{}' with -g/--ngpus '{}': needs GPUs {}..{} but only {} are visible", base,
-                                 n, base, base + n - 1, visible));
-  throw UsageError(fmt::format("-g/--ngpus '{}': node-local rank {} drives GPUs {}..{} but only {} are visible "
-                               "(CUDA_VISIBLE_DEVICES, --device and the ranks per node decide which)",
-                               n, s.local_rank, base, base + n - 1, visible));
-}
 
 std::string unusable_gpu_reason() {
   int n = 0;

@@ -27,6 +27,9 @@ class NcclRun final : public BackendRun {
     s.signal = &signal;
     return make_communicator(s, *group);
   }
+  std::optional<std::vector<BufferRoom>> buffer_rooms(int local_processes) const override {
+    return device_rooms(setup_, local_processes);
+  }
 
  private:
   NcclSetup setup_;
