@@ -32,9 +32,9 @@ std::string temp_prefix(const fs::path& path) { return "." + path.filename().str
 int create_temp(const fs::path& target, fs::path& tmp) {
   fs::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
-  std::random_device random;
+  std::random_device rng;
   for (int attempt = 0; attempt < 64; ++attempt) {
-    tmp = dir / fmt::format("{}{}.{:08x}", temp_prefix(target), ::getpid(), random());
+    tmp = dir / fmt::format("{}{}.{:08x}", temp_prefix(target), ::getpid(), rng());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0 || errno != EEXIST) return fd;
   }

@@ -125,10 +125,13 @@ TEST_F(AtomicFile, TemporaryFilesOfAKilledWriterAreRemovedOnTheNextWrite) {
   ::waitpid(child, &status, 0);
   const auto stale = dir_ / (".out.json.tmp." + std::to_string(child));
   write_file_atomic(stale, "half");
+  const auto stale_random = dir_ / (".out.json.tmp." + std::to_string(child) + ".0123abcd");  // this railkit's names
+  write_file_atomic(stale_random, "half");
   const auto live = dir_ / (".out.json.tmp." + std::to_string(::getppid()));  // a running process's
   write_file_atomic(live, "in progress");
   write_file_atomic(dir_ / "out.json", "whole");
   EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_FALSE(std::filesystem::exists(stale_random));
   EXPECT_TRUE(std::filesystem::exists(live));
   EXPECT_EQ(read_file(dir_ / "out.json"), "whole");
 }
