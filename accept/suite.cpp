@@ -225,7 +225,9 @@ AcceptSuite suite_from_json(const json& j, const std::string& source) {
 AcceptSuite load_suite(const fs::path& path) {
   std::string text;
   try {
-    text = read_file(path);
+    text = read_input_file(path, "--suite");  // a FIFO is refused, never waited on
+  } catch (const UsageError&) {
+    throw;
   } catch (const Error& e) {
     throw UsageError("--suite " + path.string() + ": cannot read the file: " + e.what());
   }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -24,10 +25,20 @@ std::string errno_text() { return std::strerror(errno); }
 
 std::string temp_prefix(const fs::path& path) { return "." + path.filename().string() + ".tmp."; }
 
-fs::path temp_sibling(const fs::path& path) {
-  fs::path dir = path.parent_path();
+/// Creates a fresh temporary sibling of `target`, `.NAME.tmp.<pid>.<random>`, for writing: never
+/// an entry that is already there, and never through a symlink (O_EXCL|O_NOFOLLOW; a link planted
+/// at a predictable name in a shared directory made a root writer overwrite the link's target).
+/// Returns the descriptor and sets `tmp`; -1 with errno set when none could be created.
+int create_temp(const fs::path& target, fs::path& tmp) {
+  fs::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
-  return dir / (temp_prefix(path) + std::to_string(::getpid()));
+  std::random_device rng;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    tmp = dir / fmt::format("{}{}.{:08x}", temp_prefix(target), ::getpid(), rng());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;  // errno: EEXIST
 }
 
 /// What a file of this mode is, for messages ("a character device").
@@ -41,7 +52,8 @@ std::string kind_of(mode_t m) {
 }
 
 /// Removes the temporary siblings of `target` that a writer killed before its rename left
-/// behind (`.NAME.tmp.<pid>` whose process is gone).
+/// behind (`.NAME.tmp.<pid>.<random>`, or an older railkit's `.NAME.tmp.<pid>`, whose process is
+/// gone). A symlink of that name is removed, never followed.
 void remove_stale_temps(const fs::path& target) {
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   const std::string prefix = temp_prefix(target);
@@ -49,8 +61,13 @@ void remove_stale_temps(const fs::path& target) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
-    const std::string pid_text = name.substr(prefix.size());
+    const std::string rest = name.substr(prefix.size());
+    const std::string pid_text = rest.substr(0, rest.find('.'));
+    const std::string suffix = rest.size() > pid_text.size() ? rest.substr(pid_text.size() + 1) : "";
     if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9) continue;
+    if (rest.size() > pid_text.size() &&
+        (suffix.empty() || suffix.size() > 16 || suffix.find_first_not_of("0123456789abcdef") != std::string::npos))
+      continue;
     const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
     if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM) continue;  // its writer may still run
     std::error_code rm;
@@ -58,12 +75,21 @@ void remove_stale_temps(const fs::path& target) {
   }
 }
 
+/// Whether write_target writes through the symlink `path` (its lstat `st`): only a link of this
+/// user or of root. Another user's link (planted in /tmp or in a directory that user owns, say)
+/// would make a root writer overwrite whatever file the link names.
+bool own_link(const struct stat& st) { return st.st_uid == ::geteuid() || st.st_uid == 0; }
+
 }  // namespace
 
 fs::path write_target(const fs::path& path) {
   fs::path target = path;
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (!own_link(st))
+      throw UsageError(fmt::format("{}: a symlink of another user (uid {}); railkit writes only through its own "
+                                   "links: remove it, or give the file it points to",
+                                   path.string(), st.st_uid));
     std::error_code ec;
     const fs::path to = fs::read_symlink(path, ec);
     if (ec) throw IoError("cannot read the link " + path.string() + ": " + ec.message());
@@ -80,8 +106,8 @@ fs::path write_target(const fs::path& path) {
 void write_file_atomic(const fs::path& path, std::string_view content) {
   const fs::path target = write_target(path);
   remove_stale_temps(target);
-  const fs::path tmp = temp_sibling(target);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  fs::path tmp;
+  const int fd = create_temp(target, tmp);
   if (fd < 0) throw IoError("cannot write " + path.string() + ": " + errno_text());
   const char* p = content.data();
   size_t left = content.size();
@@ -119,8 +145,8 @@ void check_writable(const fs::path& path, std::string_view what) {
   } catch (const Error& e) {
     throw UsageError(std::string(what) + " " + e.what());
   }
-  const fs::path tmp = temp_sibling(target);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  fs::path tmp;
+  const int fd = create_temp(target, tmp);
   if (fd < 0)
     throw UsageError(std::string(what) + " '" + path.string() + "' cannot be written: " + errno_text());
   ::close(fd);
@@ -142,6 +168,21 @@ int read_fd(int fd, std::uint64_t max_bytes, std::string& out) {
   return 0;
 }
 
+namespace {
+
+/// Reads the open `fd` of `path` to its end (at most `max_bytes`) and closes it.
+std::string read_and_close(int fd, const fs::path& path, std::uint64_t max_bytes) {
+  std::string data;
+  const int err = read_fd(fd, max_bytes, data);
+  ::close(fd);
+  if (err != 0) throw IoError("cannot read " + path.string() + ": " + std::strerror(err));
+  if (data.size() > max_bytes)
+    throw UsageError(fmt::format("{}: more than {} MiB; not a file railkit reads", path.string(), max_bytes >> 20));
+  return data;
+}
+
+}  // namespace
+
 std::string read_file(const fs::path& path, std::uint64_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw IoError("cannot read " + path.string() + ": " + errno_text());
@@ -150,13 +191,22 @@ std::string read_file(const fs::path& path, std::uint64_t max_bytes) {
     ::close(fd);
     throw IoError("cannot read " + path.string() + ": it is a directory");
   }
-  std::string data;
-  const int err = read_fd(fd, max_bytes, data);
-  ::close(fd);
-  if (err != 0) throw IoError("cannot read " + path.string() + ": " + std::strerror(err));
-  if (data.size() > max_bytes)
-    throw UsageError(fmt::format("{}: more than {} MiB; not a file railkit reads", path.string(), max_bytes >> 20));
-  return data;
+  return read_and_close(fd, path, max_bytes);
+}
+
+std::string read_input_file(const fs::path& path, std::string_view what, std::uint64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO that no one writes would wait for a writer forever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) throw IoError("cannot read " + path.string() + ": " + errno_text());
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const std::string kind = kind_of(st.st_mode);
+    throw UsageError(fmt::format("{} '{}': {}", what, path.string(),
+                                 kind == "not a regular file" ? kind : "is " + kind + ", not a regular file"));
+  }
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return read_and_close(fd, path, max_bytes);
 }
 
 std::optional<std::string> read_machine_file(const fs::path& path, std::size_t max_bytes, bool nofollow,

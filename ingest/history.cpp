@@ -121,6 +121,38 @@ class Stmt {
   std::string where_;
 };
 
+/// The one line that refuses a file that is not a railkit history (exit 6).
+[[noreturn]] void not_a_history(const std::string& path, const std::string& why) {
+  throw UsageError(fmt::format("--db '{}': not a railkit history ({})", path, why));
+}
+
+/// Refuses a database that is not a railkit history before anything changes it: a file that is not
+/// an SQLite database (at once: SQLITE_NOTADB is no lock to wait for), or one with tables but not
+/// railkit's (meta(key, value) holding schema_version, documents, results): another application's
+/// file, even one with a `meta` table of its own. An empty database is a new history.
+void refuse_unless_history(sqlite3* db, const std::string& path) {
+  sqlite3_stmt* probe = nullptr;
+  int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &probe, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_step(probe);
+  const bool empty = rc == SQLITE_ROW && sqlite3_column_int64(probe, 0) == 0;
+  sqlite3_finalize(probe);
+  if ((rc & 0xff) == SQLITE_NOTADB) not_a_history(path, "not an SQLite database");
+  if (rc != SQLITE_ROW) throw IoError(fmt::format("history database {}: cannot read: {}", path, sqlite3_errmsg(db)));
+  if (empty) return;
+  std::vector<std::string> tables, columns;
+  for (Stmt t(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", path); t.step();)
+    tables.push_back(t.text(0));
+  const auto has = [&](const char* name) { return std::find(tables.begin(), tables.end(), name) != tables.end(); };
+  if (!has("meta")) not_a_history(path, "an SQLite database without railkit's meta table");
+  for (Stmt c(db, "SELECT name FROM pragma_table_info('meta')", path); c.step();) columns.push_back(c.text(0));
+  if (columns != std::vector<std::string>{"key", "value"})
+    not_a_history(path, "its meta table has the columns " + join(columns, ", ") + ", not railkit's key, value");
+  if (!Stmt(db, "SELECT value FROM meta WHERE key = 'schema_version'", path).step())
+    not_a_history(path, "its meta table holds no schema_version");
+  for (const char* t : {"documents", "results"})
+    if (!has(t)) not_a_history(path, fmt::format("no {} table", t));
+}
+
 /// core's median, but NaN (unknown) rather than 0 for no values.
 double median_or_nan(const std::vector<double>& v) { return v.empty() ? std::nan("") : railkit::median(v); }
 
@@ -162,7 +194,7 @@ std::vector<Point> aggregate(const std::vector<Raw>& raws) {
 /// The results document in `text`, or nullopt when it is JSON of another schema (and `strict` is
 /// false). Throws UsageError naming `path` otherwise.
 std::optional<Input> parse_input(const fs::path& path, bool strict) {
-  const std::string text = read_file(path);
+  const std::string text = read_input_file(path, "input");
   nlohmann::json j;
   try {
     j = parse_json(text);
@@ -186,6 +218,9 @@ std::optional<Input> parse_input(const fs::path& path, bool strict) {
 
 Db::Db(const fs::path& path) : path_(path.string()) {
   std::error_code ec;
+  if (const auto st = fs::status(path, ec); fs::exists(st) && !fs::is_regular_file(st))  // SQLite would wait on a FIFO
+    throw UsageError(fmt::format("--db '{}': is {}, not a regular file", path_,
+                                 fs::is_directory(st) ? "a directory" : fs::is_fifo(st) ? "a FIFO" : "a device or socket"));
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                       nullptr) != SQLITE_OK) {
@@ -196,10 +231,12 @@ Db::Db(const fs::path& path) : path_(path.string()) {
   }
   try {
     sqlite3_busy_timeout(db_, 10000);  // another writer holds the lock: wait up to 10 s
+    refuse_unless_history(db_, path_);
     // WAL lets readers go on while one writes; switching needs a moment alone with the file.
     for (int i = 0;; ++i) {
-      if (sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr) == SQLITE_OK) break;
-      if (i == 200) break;  // stays in rollback-journal mode: still correct, transactions still serialize
+      const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+      if (rc == SQLITE_OK) break;
+      if (i == 200 || (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)) break;  // stays in rollback-journal mode: still correct
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     exec("PRAGMA synchronous=NORMAL");
@@ -253,7 +290,7 @@ int Db::schema_version() {
     Stmt any(db_, "SELECT count(*) FROM sqlite_master", path_);
     any.step();
     if (any.integer(0) != 0)
-      throw UsageError(fmt::format("{} is an SQLite database but not a railkit history (no meta table)", path_));
+      not_a_history(path_, "an SQLite database without railkit's meta table");
     return 0;
   }
   Stmt v(db_, "SELECT value FROM meta WHERE key = 'schema_version'", path_);
@@ -411,7 +448,8 @@ std::vector<Point> Db::points(const ShowQuery& q) {
 
 std::vector<Point> Db::all_points() { return points(ShowQuery{}); }
 
-std::vector<Input> load_inputs(const std::vector<std::string>& paths, const SweepDocuments& sweep_documents) {
+std::vector<Input> load_inputs(const std::vector<std::string>& paths, const SweepDocuments& sweep_documents,
+                               std::vector<std::string>* notes) {
   std::vector<Input> out;
   for (const std::string& arg : paths) {
     const fs::path p{arg};
@@ -426,8 +464,12 @@ std::vector<Input> load_inputs(const std::vector<std::string>& paths, const Swee
       continue;
     }
     std::vector<fs::path> files;
-    for (fs::recursive_directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec))
-      if (it->is_regular_file() && it->path().extension() == ".json") files.push_back(it->path());
+    for (fs::recursive_directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->path().extension() != ".json") continue;
+      std::error_code link;  // a symlink loop or one that cannot be followed: skipped, and said
+      if (it->is_regular_file(link)) files.push_back(it->path());
+      else if (link && notes) notes->push_back(fmt::format("{}: skipped: {}", it->path().string(), link.message()));
+    }
     if (ec) throw IoError(fmt::format("{}: cannot list the directory: {}", p.string(), ec.message()));
     std::sort(files.begin(), files.end());
     for (const auto& f : files)

@@ -86,7 +86,8 @@ struct ShowQuery {
 /// wait for each other instead of failing.
 class Db {
  public:
-  /// Throws UsageError (the database is newer than this railkit, or not a railkit history) and
+  /// Throws UsageError (the database is newer than this railkit, or not a railkit history: not an
+  /// SQLite file, or another application's tables, said at once; a FIFO or directory) and
   /// IoError (cannot be opened or created).
   explicit Db(const std::filesystem::path& path);
   ~Db();
@@ -125,9 +126,11 @@ using SweepDocuments = std::function<std::vector<std::filesystem::path>(const st
 /// The documents of `paths`: a results document file; a sweep directory (DIR/sweep.json: the
 /// documents `sweep_documents` gives, its launches that finished ok; refused when it is empty);
 /// any other directory: every *.json file below it that is a railkit.results/1 document (others
-/// are skipped). Throws UsageError / IoError naming a file given by name that cannot be read or is
-/// not a results document.
-std::vector<Input> load_inputs(const std::vector<std::string>& paths, const SweepDocuments& sweep_documents = {});
+/// are skipped; a *.json that cannot be followed, a symlink loop say, is skipped with a line in
+/// `notes`). Throws UsageError / IoError naming a file given by name that cannot be read or is
+/// not a results document (UsageError for a FIFO, device or socket: never opened to wait).
+std::vector<Input> load_inputs(const std::vector<std::string>& paths, const SweepDocuments& sweep_documents = {},
+                               std::vector<std::string>* notes = nullptr);
 
 /// The points of one document, one per key.
 std::vector<Point> points_of(const Input& in);

@@ -91,12 +91,14 @@ std::uint64_t sim_replica_seed(std::uint64_t base, int replica) {
 SimCluster read_sim_cluster(const std::string& path) {
   SimCluster c;
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
+  if (!fs::exists(path, ec))
     throw UsageError(fmt::format("bench arguments: --sim-cluster {}: no such file", printable(path)));
   c.path = fs::absolute(path).lexically_normal().string();
   std::string text;
   try {
-    text = read_file(path);
+    text = read_input_file(path, "bench arguments: --sim-cluster");  // a FIFO or directory: one line
+  } catch (const UsageError&) {
+    throw;
   } catch (const Error& e) {
     throw UsageError(fmt::format("bench arguments: --sim-cluster {}: {}", printable(path), e.what()));
   }

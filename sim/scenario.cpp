@@ -447,7 +447,7 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
 nlohmann::json read_document(const std::filesystem::path& path, const std::vector<std::string>& overrides, const std::string& what) {
   std::string text;
   try {
-    text = read_file(path);
+    text = read_input_file(path, what);  // a FIFO is refused, never waited on
   } catch (const IoError& e) {
     throw UsageError(what + ": " + e.what());
   }

@@ -85,7 +85,7 @@ constexpr std::array kNicFields = {
             const std::filesystem::path p = c.base_dir / detail::read_string(v, k, c);
             std::string text;
             try {
-              text = read_file(p);
+              text = read_input_file(p, c.where(k));
             } catch (const IoError& e) {
               throw UsageError(c.where(k) + ": " + e.what());
             }

@@ -2,15 +2,14 @@
 #include <unistd.h>
 
 #include <climits>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "apps/railkit/launcher_flags.hpp"
 #include "apps/railkit/subcommands.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/launch.hpp"
 #include "core/profile.hpp"
@@ -57,12 +56,14 @@ int run(const AcceptCli& cli) {
   if (!cli.hostfile.empty() && cli.ranks_per_node > 0)
     throw UsageError("--hostfile and --ranks-per-node: give real nodes (--hostfile) or emulated ones (--ranks-per-node)");
   if (!cli.hostfile.empty()) {
-    std::ifstream in(cli.hostfile);
-    if (!in) throw UsageError("--hostfile " + cli.hostfile + ": cannot read the file");
-    std::stringstream ss;
-    ss << in.rdbuf();
+    std::string hosts;
+    try {
+      hosts = read_input_file(cli.hostfile, "--hostfile");  // a FIFO is refused, never waited on
+    } catch (const IoError&) {
+      throw UsageError("--hostfile " + cli.hostfile + ": cannot read the file");
+    }
     const int ppn = cli.ppn > 0 ? cli.ppn : 1;
-    o.nodes = accept::hostfile_nodes(ss.str(), ppn);
+    o.nodes = accept::hostfile_nodes(hosts, ppn);
     o.launcher.hostfile = cli.hostfile;
     o.launcher.ppn = ppn;
     o.launcher.np = static_cast<int>(o.nodes.size()) * ppn;

@@ -52,10 +52,18 @@ std::string placement(const hist::Key& k) {
   return std::string(k.in_place ? "in_place" : "out_of_place") + (k.group.empty() ? "" : " group " + k.group);
 }
 
+/// load_inputs, with a line on stderr for each file below a directory that it skipped.
+std::vector<hist::Input> inputs_of(const std::vector<std::string>& paths) {
+  std::vector<std::string> notes;
+  auto inputs = hist::load_inputs(paths, sweep::ok_results_documents, &notes);
+  for (const auto& n : notes) std::cerr << "railkit history: " << n << "\n";
+  return inputs;
+}
+
 std::string gbps(double v) { return std::isfinite(v) ? fmt::format("{:.3f}", v) : "-"; }
 
 int run_add(const HistoryCli& c) {
-  const auto inputs = hist::load_inputs(c.docs, sweep::ok_results_documents);
+  const auto inputs = inputs_of(c.docs);
   const fs::path path = db_path(c);
   hist::Db db(path);
   hist::AddCount total;
@@ -80,7 +88,7 @@ int run_rebuild(const HistoryCli& c) {
   }
   std::vector<std::string> present, missing;
   for (const auto& s : sources) (fs::exists(s) ? present : missing).push_back(s);
-  const auto inputs = hist::load_inputs(present, sweep::ok_results_documents);  // everything read before the old rows go
+  const auto inputs = inputs_of(present);  // everything read before the old rows go
   const hist::AddCount total = hist::Db(path).rebuild(inputs);
   for (const auto& m : missing) std::cerr << "railkit history: " << m << ": no longer there, left out\n";
   std::cout << fmt::format("{}: rebuilt from {} document{} ({} results){}\n", path.string(), total.documents_added,
@@ -170,7 +178,7 @@ int run_check(const HistoryCli& c) {
   if (c.docs.empty()) {
     targets = hist::newest_per_key(all);
   } else {
-    for (const auto& in : hist::load_inputs(c.docs, sweep::ok_results_documents))
+    for (const auto& in : inputs_of(c.docs))
       for (auto& p : hist::points_of(in)) targets.push_back(std::move(p));
   }
   const auto js = hist::check(targets, all, c.rule);

@@ -29,7 +29,7 @@ int run_import(const ImportCliOptions& o) {
   std::vector<ingest::ImportedDocument> docs;
   std::vector<std::string> sources;  // the input of each document
   for (const auto& in : o.inputs) {
-    const std::string text = read_file(in);
+    const std::string text = read_input_file(in, "input");
     const ingest::ImportSource src = o.from.empty() ? ingest::detect_import_source(text, in) : ingest::parse_import_source(o.from);
     ingest::ImportResult r = ingest::import_log(src, text, in, o.import);
     for (const auto& n : r.notes) std::cerr << "railkit import: note: " << printable(n, 400) << "\n";

@@ -212,6 +212,22 @@ def usage_errors(ctx):
         check(rc == 6 and what in se and len(se.strip().splitlines()) == 1, f"{args} {bench_args}: rc {rc}\n{se}")
 
 
+@case
+def hostfile_or_suite_fifo_is_refused(ctx):
+    """Issue 32: --hostfile (or --suite) naming a FIFO waited in open() for a writer forever; now one
+    line, exit 6, before anything runs (the timeout fails a regression rather than hanging)."""
+    fifo = ctx.path("hosts")
+    os.mkfifo(fifo)
+    for args, flag in ((["--hostfile", fifo, "--ppn", "1"], "--hostfile"),
+                       (["--np", "4", "--ranks-per-node", "2", "--suite", fifo], "--suite")):
+        p = subprocess.run([ctx.railkit, "accept", "--launcher", "mpirun", "--out", ctx.path("out"), *args],
+                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        lines = p.stderr.strip().splitlines()
+        check(p.returncode == 6 and len(lines) == 1 and f"{flag} '{fifo}': is a FIFO, not a regular file" in lines[0],
+              f"{args}: rc {p.returncode}\n{p.stderr}")
+        check(not os.path.exists(ctx.path("out")), "accept made --out")
+
+
 def whole_set(doc):
     return {c["check"]: c for e in doc["cluster"] if e["name"] == "all" for c in e["checks"]}
 

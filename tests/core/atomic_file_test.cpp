@@ -125,10 +125,71 @@ TEST_F(AtomicFile, TemporaryFilesOfAKilledWriterAreRemovedOnTheNextWrite) {
   ::waitpid(child, &status, 0);
   const auto stale = dir_ / (".out.json.tmp." + std::to_string(child));
   write_file_atomic(stale, "half");
+  const auto stale_random = dir_ / (".out.json.tmp." + std::to_string(child) + ".0123abcd");  // this railkit's names
+  write_file_atomic(stale_random, "half");
   const auto live = dir_ / (".out.json.tmp." + std::to_string(::getppid()));  // a running process's
   write_file_atomic(live, "in progress");
   write_file_atomic(dir_ / "out.json", "whole");
   EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_FALSE(std::filesystem::exists(stale_random));
   EXPECT_TRUE(std::filesystem::exists(live));
   EXPECT_EQ(read_file(dir_ / "out.json"), "whole");
+}
+
+TEST_F(AtomicFile, ALinkPlantedAtTheTemporaryNameIsNeverWrittenThrough) {
+  // Issue 32: the temporary `.NAME.tmp.<pid>` was opened with O_CREAT|O_TRUNC, following a link
+  // that another user planted for a future pid: a root run wrote into the file the link named.
+  const fs::path victim = dir_ / "victim";
+  write_file_atomic(victim, "precious");
+  for (const char* name : {"out.json", "link-target.json"}) {
+    const fs::path planted = dir_ / (std::string(".") + name + ".tmp." + std::to_string(::getpid()));
+    fs::create_symlink(victim, planted);
+  }
+  write_file_atomic(dir_ / "out.json", "document");
+  EXPECT_EQ(read_file(victim), "precious");
+  EXPECT_FALSE(fs::is_symlink(dir_ / "out.json"));
+  EXPECT_EQ(read_file(dir_ / "out.json"), "document");
+  // The probe of an output path does not trip over the planted link either, nor write through it.
+  EXPECT_NO_THROW(railkit::check_writable(dir_ / "link-target.json", "--out"));
+  EXPECT_EQ(read_file(victim), "precious");
+  EXPECT_FALSE(fs::exists(dir_ / "link-target.json"));
+}
+
+TEST_F(AtomicFile, AnotherUsersLinkAtTheTargetIsRefused) {
+  // A link of this user is written through (ASymlinkIsWrittenThroughAndKept); one that another
+  // user planted in a world-writable directory would make a root run overwrite the file it names.
+  if (::geteuid() != 0) GTEST_SKIP() << "making a link of another user needs root";
+  const fs::path shared = dir_ / "shared";
+  fs::create_directory(shared);
+  ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+  const fs::path victim = dir_ / "victim";
+  write_file_atomic(victim, "precious");
+  const fs::path planted = shared / "out.json";
+  fs::create_symlink(victim, planted);
+  ASSERT_EQ(::lchown(planted.c_str(), 65534, 65534), 0);
+  try {
+    write_file_atomic(planted, "document");
+    ADD_FAILURE() << "wrote through another user's link";
+  } catch (const railkit::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("a symlink of another user (uid 65534)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(railkit::check_writable(planted, "--out"), railkit::UsageError);
+  EXPECT_EQ(read_file(victim), "precious");
+  EXPECT_TRUE(fs::is_symlink(planted));
+}
+
+TEST_F(AtomicFile, InputFilesMustBeRegularAndAFifoNeverBlocks) {
+  // Issue 32: `railkit import FIFO` waited in open() for a writer forever.
+  write_file_atomic(dir_ / "log.txt", "line\n");
+  EXPECT_EQ(railkit::read_input_file(dir_ / "log.txt", "input"), "line\n");
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0644), 0);
+  const auto refused = [](const fs::path& p) {
+    return railkit::test::usage_error_of([&] { railkit::read_input_file(p, "--hostfile"); });
+  };
+  EXPECT_EQ(refused(dir_ / "fifo"), "--hostfile '" + (dir_ / "fifo").string() + "': is a FIFO, not a regular file");
+  EXPECT_EQ(refused(dir_), "--hostfile '" + dir_.string() + "': is a directory, not a regular file");
+  EXPECT_EQ(refused("/dev/zero"), "--hostfile '/dev/zero': is a character device, not a regular file");
+  EXPECT_THROW(railkit::read_input_file(dir_ / "absent", "input"), railkit::IoError);
+  fs::create_symlink(dir_ / "log.txt", dir_ / "link.txt");  // a link to a regular file is read
+  EXPECT_EQ(railkit::read_input_file(dir_ / "link.txt", "input"), "line\n");
 }

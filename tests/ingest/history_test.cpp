@@ -2,6 +2,7 @@
 // adds, the band rule of `history check` on synthetic documents, and two writer processes at once.
 #include <cmath>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -124,6 +125,75 @@ TEST(History, ANewerSchemaOrAForeignDatabaseIsRefused) {
   raw_exec(raw, "CREATE TABLE t(x)");
   sqlite3_close(raw);
   EXPECT_THROW(Db{q}, UsageError);
+}
+
+TEST(History, AFileThatIsNotADatabaseIsRefusedAtOnceAndLeftAlone) {
+  // Issue 32: a text file as --db was retried for 10 s (PRAGMA journal_mode=WAL answered
+  // SQLITE_NOTADB 200 times), then an I/O error; it is a bad input, said at once.
+  TempDir tmp;
+  const fs::path p = tmp.path / "notes.txt";
+  const std::string text(4096, 'x');
+  write_file_atomic(p, text);
+  EXPECT_EQ(test::usage_error_of([&] { Db db(p); }),
+            "--db '" + p.string() + "': not a railkit history (not an SQLite database)");
+  EXPECT_EQ(read_file(p), text);
+  ASSERT_EQ(::mkfifo((tmp.path / "fifo").c_str(), 0644), 0);  // SQLite would wait reading it
+  EXPECT_EQ(test::usage_error_of([&] { Db db(tmp.path / "fifo"); }),
+            "--db '" + (tmp.path / "fifo").string() + "': is a FIFO, not a regular file");
+}
+
+TEST(History, AnotherApplicationsMetaTableIsNotAHistory) {
+  // Issue 32: a database with a `meta` table of its own passed for a railkit history (then failed
+  // inside SQL, exit 9, after switching the file to WAL).
+  TempDir tmp;
+  const std::pair<const char*, const char*> cases[] = {
+      {"CREATE TABLE meta (name TEXT, version INTEGER); INSERT INTO meta VALUES ('schema', 3);",
+       "its meta table has the columns name, version, not railkit's key, value"},
+      {"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('owner', 'x');",
+       "its meta table holds no schema_version"},
+      {"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema_version', '1');",
+       "no documents table"},
+      {"CREATE TABLE t(x)", "an SQLite database without railkit's meta table"},
+  };
+  int i = 0;
+  for (const auto& [sql, why] : cases) {
+    const fs::path p = tmp.path / fmt::format("other{}.sqlite", i++);
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(p.c_str(), &raw), SQLITE_OK);
+    raw_exec(raw, sql);
+    sqlite3_close(raw);
+    EXPECT_EQ(test::usage_error_of([&] { Db db(p); }), "--db '" + p.string() + "': not a railkit history (" + why + ")");
+    ASSERT_EQ(sqlite3_open(p.c_str(), &raw), SQLITE_OK);
+    sqlite3_stmt* s = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA journal_mode", -1, &s, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)), "delete") << why;  // not made WAL
+    sqlite3_finalize(s);
+    sqlite3_close(raw);
+  }
+}
+
+TEST(History, ASymlinkLoopInADirectoryIsSkippedAndSaid) {
+  // Issue 32: `history add DIR` with a symlink loop named *.json was an internal error.
+  TempDir tmp;
+  fs::create_directories(tmp.path / "docs" / "sub");
+  write_file_atomic(tmp.path / "docs" / "run.json", dump_results(run_doc(9.5, 1)));
+  fs::create_symlink("loop.json", tmp.path / "docs" / "sub" / "loop.json");
+  std::vector<std::string> notes;
+  const auto in = load_inputs({(tmp.path / "docs").string()}, {}, &notes);
+  ASSERT_EQ(in.size(), 1u);
+  EXPECT_EQ(in[0].path.filename(), "run.json");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], (tmp.path / "docs" / "sub" / "loop.json").string() + ": skipped: " +
+                          std::error_code(ELOOP, std::generic_category()).message());
+}
+
+TEST(History, AFifoGivenAsADocumentIsRefusedNotWaitedOn) {
+  TempDir tmp;
+  const fs::path fifo = tmp.path / "doc.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_EQ(test::usage_error_of([&] { load_inputs({fifo.string()}); }),
+            "input '" + fifo.string() + "': is a FIFO, not a regular file");
 }
 
 TEST(History, ImportedLogsKeepWhatTheyDidNotPrintAbsent) {

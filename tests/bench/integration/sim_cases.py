@@ -224,6 +224,24 @@ def option_and_cluster_errors(ctx):
 
 
 @case
+def sim_cluster_fifo_is_refused(ctx):
+    """Issue 32: --sim-cluster naming a FIFO waited in open() for a writer forever; now one line,
+    exit 6, at once (ctx.run's timeout fails a regression rather than hanging)."""
+    fifo = ctx.path("cluster.yaml")
+    os.mkfifo(fifo)
+    expect_error(ctx, ["--backend", "sim", "--sim-cluster", fifo, "-b", "1M", "-e", "1M"],
+                 "--sim-cluster '%s': is a FIFO, not a regular file" % fifo)
+    # railkit sweep reads the cluster file of its bench arguments before anything runs.
+    p = subprocess.run([ctx.railkit, "sweep", "--launcher", "local", "--np", "1", "--out", ctx.path("sweep"),
+                        "--bench", ctx.bench, "--axis", "NCCL_ALGO=Ring,Tree", "--", "--backend", "sim",
+                        "--sim-cluster", fifo, "-b", "1M", "-e", "1M"],
+                       capture_output=True, text=True, timeout=30, env=clean_env())
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 6 and len(lines) == 1 and ("--sim-cluster '%s': is a FIFO" % fifo) in lines[0],
+          "railkit sweep rc %d: %s" % (p.returncode, p.stderr[-500:]))
+
+
+@case
 def prom_textfile_is_labelled_simulated(ctx):
     prom = ctx.path("sim.prom")
     doc, _, _ = ctx.sim(["--fidelity", "flow", "-b", "1M", "-e", "1M", "-n", "2", "--prom", prom])
