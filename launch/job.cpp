@@ -179,6 +179,16 @@ bool resource_name(std::string_view s) {
   });
 }
 
+/// Refuses a control character (newline, CR, NUL, ESC, DEL...) in a value the templates write into
+/// a comment, an #SBATCH line or a command: a newline in a comment would end it, and the next line
+/// would run as a command.
+void refuse_control(std::string_view flag, std::string_view value) {
+  if (has_control_chars(value))
+    throw UsageError(fmt::format("{} {}: holds a control character (a newline would end the script's comment and "
+                                 "run what follows); give a value without one",
+                                 flag, printable(value)));
+}
+
 std::string backend(const JobSpec& spec) { return spec.gpus_per_node > 0 ? "nccl" : "mpi"; }
 
 /// What railkit job adds to the bench arguments: the backend its GPUs call for.
@@ -262,6 +272,10 @@ void validate(const JobSpec& spec) {
   const std::string name = job_name(spec);
   if (spec.railkit.empty()) throw UsageError("--railkit: give the railkit program the job runs");
   if (spec.bench.empty()) throw UsageError("--bench: give the railkit-bench program the job runs");
+  refuse_control("--railkit", spec.railkit);
+  refuse_control("--bench", spec.bench);
+  refuse_control("--profile", spec.profile);
+  refuse_control("--results-dir", spec.results_dir);
   check_job_bench_args(spec);
 
   if (spec.format == JobFormat::Sbatch) {
