@@ -11,6 +11,7 @@ results/railkit.results.schema.json when python3-jsonschema is installed.
 
 Exit 0 pass, 1 fail, 77 skipped.
 """
+import copy
 import glob
 import json
 import os
@@ -143,6 +144,41 @@ def report_beside_a_real_run(ctx):
     check("TIMING METHODS DIFFER" in text, f"IMB's barrier-separated times not flagged:\n{text}")
     csv = ctx.ok("report", "--format", "csv", real, *docs)
     check("nccl-2.18_all_reduce_perf" in csv, csv[:500])
+
+
+@case
+def terminal_escapes_in_documents_are_not_printed_raw(ctx):
+    """Issue 32: an ESC sequence in a host name or label of a results document reached the terminal
+    raw through `railkit history show|check` and `railkit report` (it could retitle, recolour or clear
+    the terminal); every such text is printed with its control characters as \\xNN."""
+    out = ctx.path("esc")
+    ctx.ok("import", fx("nccl-2.18_all_reduce_perf.log"), "--out", out)
+    src = json.load(open(os.path.join(out, "nccl-2.18_all_reduce_perf.json")))
+    docs = []
+    for i, label in enumerate(["evil\x1b[2J\x1b]0;pwned\x07", "other\x1b[31m\u009b1m"]):
+        d = copy.deepcopy(src)
+        d["run"]["label"] = label
+        d["run"]["hosts"] = ["node\x1b]0;title\x07a", "node-b\x1b[8m"]
+        path = os.path.join(out, f"esc{i}.json")
+        with open(path, "w") as f:
+            json.dump(d, f)
+        docs.append(path)
+    db = ctx.path("esc.sqlite")
+    ctx.ok("history", "add", "--db", db, *docs)
+    outputs = {
+        "history show": ctx.ok("history", "show", "--db", db, "--op", "all_reduce", "--bytes", "1M"),
+        "history show csv": ctx.ok("history", "show", "--db", db, "--op", "all_reduce", "--bytes", "1M", "--format", "csv"),
+        "report": ctx.ok("report", *docs),
+        "report markdown": ctx.ok("report", "--format", "markdown", *docs),
+    }
+    rc, so, se = ctx.run("history", "check", "--db", db)
+    check(rc in (0, 10), f"history check: exit {rc}: {se.strip()}")
+    outputs["history check"] = so
+    for what, text in outputs.items():
+        bad = [c for c in text if (ord(c) < 0x20 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f]
+        check(not bad, f"{what}: control characters {bad!r} printed:\n{text!r}")
+    check("node\\x1b]0;title\\x07a" in outputs["history show"], f"host not shown escaped:\n{outputs['history show']}")
+    check("evil\\x1b[2J" in outputs["report"], f"label not shown escaped:\n{outputs['report']}")
 
 
 REAL = os.path.join(FIX, "real")
