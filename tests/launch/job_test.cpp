@@ -308,6 +308,13 @@ TEST(Job, ControlCharactersInValuesWrittenIntoTheScriptAreRefused) {
   m = mpijob();
   m.bench = "bench\n";
   expect_usage(m, "--bench");
+  m = mpijob();
+  m.name = "job\nrm -rf ~";  // refused as a name, and the refusal is one line
+  expect_usage(m, "--name 'job\\x0arm -rf ~'");
+  s = JobSpec{};
+  s.accept = true;
+  s.bench_args = {"-b\n8"};
+  expect_usage(s, "bench argument '-b\\x0a8'");
 
   s = JobSpec{};  // awkward but printable: quoted in the command, plain text in the comment
   s.results_dir = "/shared/it's $(x) results";
