@@ -4,13 +4,14 @@
 #include <cctype>
 #include <tuple>
 
+#include "core/strings.hpp"
 #include "core/units.hpp"
 
 namespace railkit {
 
 std::string prom_escape(std::string_view s) {
   std::string out;
-  for (char ch : s) {
+  for (char ch : replace_invalid_utf8(s)) {  // the exposition is UTF-8: promtool refuses the whole file otherwise
     if (ch == '\\') out += "\\\\";
     else if (ch == '"') out += "\\\"";
     else if (ch == '\n') out += "\\n";
@@ -34,7 +35,7 @@ std::string prom_label_value(std::string_view s) {
 
 std::string prom_help_type(std::string_view name, std::string_view help, std::string_view type) {
   std::string h;
-  for (char ch : help) {
+  for (char ch : replace_invalid_utf8(help)) {
     if (ch == '\\') h += "\\\\";
     else if (ch == '\n') h += "\\n";
     else h += ch;

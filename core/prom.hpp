@@ -10,7 +10,8 @@
 
 namespace railkit {
 
-/// A Prometheus label value: backslash, double quote and newline escaped.
+/// A Prometheus label value: backslash, double quote and newline escaped, bytes that are not UTF-8
+/// replaced by U+FFFD (replace_invalid_utf8).
 std::string prom_escape(std::string_view s);
 /// A Prometheus label value without white space: a space after a digit is dropped ("16 KiB" ->
 /// "16KiB"), any other white space becomes '_'; then prom_escape.

@@ -98,9 +98,8 @@ std::size_t utf8_at(std::string_view text, std::size_t i, char32_t& cp) {
 
 bool is_control(char32_t cp) { return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f); }
 
-}  // namespace
-
-std::string printable(std::string_view text, std::size_t max_bytes) {
+/// printable's body: `keep_lines` keeps '\n' and '\t' as they are.
+std::string escape_controls(std::string_view text, std::size_t max_bytes, bool keep_lines) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   const auto escape = [&](unsigned char c) {
@@ -114,13 +113,38 @@ std::string printable(std::string_view text, std::size_t max_bytes) {
     const std::size_t n = utf8_at(text, i, cp);
     const std::size_t len = n == 0 ? 1 : n;
     if (i + len > max_bytes) break;
-    if (n == 0 || is_control(cp))
+    if (n == 0 || (is_control(cp) && !(keep_lines && (cp == '\n' || cp == '\t'))))
       for (std::size_t k = 0; k < len; ++k) escape(static_cast<unsigned char>(text[i + k]));
     else
       out.append(text.substr(i, n));
     i += len;
   }
   if (i < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, std::size_t max_bytes) { return escape_controls(text, max_bytes, false); }
+
+std::string terminal_field(std::string_view text) { return escape_controls(text, text.size(), false); }
+
+std::string terminal_text(std::string_view text) { return escape_controls(text, text.size(), true); }
+
+std::string replace_invalid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t cp = 0;
+    const std::size_t n = utf8_at(text, i, cp);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
   return out;
 }
 

@@ -117,9 +117,23 @@ std::string slug(std::string_view name);
 /// files, the environment or flags in error and warning lines.
 std::string printable(std::string_view text, std::size_t max_bytes = 200);
 
+/// A field taken from an input document (a label, a host name, a path) for a table printed to a
+/// terminal: printable without the length cut, so an ESC sequence or a newline in a document
+/// cannot move the cursor, recolour or retitle the terminal.
+std::string terminal_field(std::string_view text);
+
+/// Text for a terminal, its line breaks and tabs kept: every other control character (C0, DEL, C1
+/// as UTF-8, so ESC and CSI) and every byte that is not UTF-8 written as \xNN. For whole renderings
+/// (tables) that carry text from input documents.
+std::string terminal_text(std::string_view text);
+
 /// Whether `text` holds a control character (C0, DEL, or C1 as UTF-8): what printable escapes,
 /// less the bytes that are not UTF-8.
 bool has_control_chars(std::string_view text);
+
+/// `text` with every byte that is not part of a UTF-8 character replaced by U+FFFD, as the JSON
+/// documents are written (json_dump): for formats that must be UTF-8 (Prometheus exposition).
+std::string replace_invalid_utf8(std::string_view text);
 
 /// Warning lines for a terminal: each through printable (at most 400 bytes), and the lines of
 /// one kind (the same text after its first ": ", digits aside) as one line, the first of them

@@ -22,6 +22,7 @@
 #include "core/clock.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "core/version.hpp"
 
 namespace railkit::fabric {
@@ -196,7 +197,21 @@ std::vector<NicLoopback> plan_loopback(const topo::Topology& t, const LoopbackOp
   return out;
 }
 
+void check_peer_address(std::string_view peer) {
+  if (peer.empty()) throw UsageError("--peer: give the address of the server's node");
+  if (peer.front() == '-')
+    throw UsageError(fmt::format("--peer {}: starts with '-', so ib_write_bw would read it as an option; give the "
+                                 "server's host name or address",
+                                 printable(peer)));
+  if (has_control_chars(peer) ||
+      std::any_of(peer.begin(), peer.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }))
+    throw UsageError(fmt::format("--peer {}: holds white space or a control character; give the server's host name or "
+                                 "address",
+                                 printable(peer)));
+}
+
 std::vector<NicLoopback> plan_pair(const topo::Topology& t, const LoopbackOptions& o, const std::vector<std::string>& nics) {
+  if (!o.server_address.empty()) check_peer_address(o.server_address);  // the client's argv ends with it
   std::vector<NicLoopback> out;
   for (size_t k = 0; k < nics.size(); ++k) {
     const auto it = std::find_if(t.nics.begin(), t.nics.end(), [&](const topo::Nic& n) { return n.name == nics[k]; });

@@ -77,11 +77,16 @@ NicLoopback plan_nic(const topo::Topology& t, std::size_t i, const LoopbackOptio
 /// of the first GPU whose rail NIC it is, when o.cuda).
 std::vector<NicLoopback> plan_loopback(const topo::Topology& t, const LoopbackOptions& o);
 
+/// Throws UsageError (one line naming --peer) for an address ib_write_bw would not take as its
+/// server's: empty, starting with '-' (it would read it as an option), or holding white space or a
+/// control character.
+void check_peer_address(std::string_view peer);
+
 /// The node-pair test (`railkit rdma-pair`, the `rdma-pair` stage of `railkit accept`): this
 /// node's side of ib_write_bw between two nodes, for the NICs named in `nics` in that order, the
 /// k-th on TCP port o.base_port + k (the partner's k-th NIC uses the same port); the client's
 /// argv ends with o.server_address (the partner). Throws UsageError naming a NIC this node does
-/// not have (and the ones it has).
+/// not have (and the ones it has), or a server address check_peer_address refuses.
 std::vector<NicLoopback> plan_pair(const topo::Topology& t, const LoopbackOptions& o, const std::vector<std::string>& nics);
 
 inline constexpr const char* kRdmaPairSchema = "railkit.rdma-pair/1";

@@ -147,6 +147,9 @@ std::string shell_word(std::string_view s) {
   return safe ? std::string(s) : posix_quote(s);
 }
 
+/// A value in an error line: as shell_word, its control characters as \\xNN (one line).
+std::string shown(std::string_view s) { return shell_word(printable(s)); }
+
 std::string shell_words(const std::vector<std::string>& words) {
   std::vector<std::string> q;
   for (const auto& w : words) q.push_back(shell_word(w));
@@ -177,6 +180,16 @@ bool resource_name(std::string_view s) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
            c == '-' || c == '/';
   });
+}
+
+/// Refuses a control character (newline, CR, NUL, ESC, DEL...) in a value the templates write into
+/// a comment, an #SBATCH line or a command: a newline in a comment would end it, and the next line
+/// would run as a command.
+void refuse_control(std::string_view flag, std::string_view value) {
+  if (has_control_chars(value))
+    throw UsageError(fmt::format("{} {}: holds a control character (a newline would end the script's comment and "
+                                 "run what follows); give a value without one",
+                                 flag, printable(value)));
 }
 
 std::string backend(const JobSpec& spec) { return spec.gpus_per_node > 0 ? "nccl" : "mpi"; }
@@ -248,7 +261,7 @@ void check_job_bench_args(const JobSpec& spec) {
       if (a.empty() || std::any_of(a.begin(), a.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }))
         throw UsageError(fmt::format("bench argument {}: railkit accept splits --bench-args at spaces, so with --accept "
                                      "no argument may be empty or hold whitespace",
-                                     shell_word(a)));
+                                     shown(a)));
 }
 
 void validate(const JobSpec& spec) {
@@ -262,13 +275,17 @@ void validate(const JobSpec& spec) {
   const std::string name = job_name(spec);
   if (spec.railkit.empty()) throw UsageError("--railkit: give the railkit program the job runs");
   if (spec.bench.empty()) throw UsageError("--bench: give the railkit-bench program the job runs");
+  refuse_control("--railkit", spec.railkit);
+  refuse_control("--bench", spec.bench);
+  refuse_control("--profile", spec.profile);
+  refuse_control("--results-dir", spec.results_dir);
   check_job_bench_args(spec);
 
   if (spec.format == JobFormat::Sbatch) {
     if (!slurm_name(name))
       throw UsageError(fmt::format("--name {}: not a job name for a batch script (1 to 128 letters, digits, '_', '-' "
                                    "and '.', not starting with '-' or '.')",
-                                   shell_word(name)));
+                                   shown(name)));
     if (spec.gpu_request == GpuRequest::GpusPerTask && spec.gpus_per_node > 0 && spec.tasks_per_node > 0 &&
         spec.tasks_per_node != spec.gpus_per_node)
       throw UsageError(fmt::format("--tasks-per-node {} with --gpu-request gpus-per-task: each task gets one GPU, so it "
@@ -281,7 +298,7 @@ void validate(const JobSpec& spec) {
   if (!is_dns1123_label(name))
     throw UsageError(fmt::format("--name {}: not a Kubernetes name (DNS-1123 label: lowercase letters, digits and '-', "
                                  "at most 63, starting and ending with a letter or digit)",
-                                 shell_word(name)));
+                                 shown(name)));
   if (name.front() < 'a' || name.front() > 'z')  // mpi-operator's validation: IsDNS1035Label(<name>-worker-<N-1>)
     throw UsageError(fmt::format("--name {}: must start with a letter (the worker pods' host names, {}-worker-<i>, are "
                                  "DNS-1035 labels)",
@@ -294,22 +311,22 @@ void validate(const JobSpec& spec) {
   if (spec.image.empty()) throw UsageError("--image: required with --format mpijob (the container image holding railkit, "
                                            "railkit-bench, Open MPI and sshd)");
   if (!printable_word(spec.image))
-    throw UsageError(fmt::format("--image {}: not an image reference (printable, no spaces)", shell_word(spec.image)));
+    throw UsageError(fmt::format("--image {}: not an image reference (printable, no spaces)", shown(spec.image)));
   if (spec.rdma_resource != "none" && !resource_name(spec.rdma_resource))
     throw UsageError(fmt::format("--rdma-resource {}: not a resource name (PREFIX/NAME, e.g. rdma/rdma_shared_device_a; "
                                  "none to request none)",
-                                 shell_word(spec.rdma_resource)));
+                                 shown(spec.rdma_resource)));
   if (!spec.network.empty() && !printable_word(spec.network))
     throw UsageError(fmt::format("--network {}: not a network attachment list (printable, no spaces)",
-                                 shell_word(spec.network)));
+                                 shown(spec.network)));
   if (std::find(kCleanPodPolicies.begin(), kCleanPodPolicies.end(), spec.clean_pod_policy) == kCleanPodPolicies.end())
-    throw UsageError(fmt::format("--clean-pod-policy {}: not a policy (All, Running, None)", shell_word(spec.clean_pod_policy)));
+    throw UsageError(fmt::format("--clean-pod-policy {}: not a policy (All, Running, None)", shown(spec.clean_pod_policy)));
   if (spec.ssh_auth_mount_path.empty() || spec.ssh_auth_mount_path.front() != '/' ||
       !printable_word(spec.ssh_auth_mount_path))
-    throw UsageError(fmt::format("--ssh-auth-mount-path {}: give an absolute path", shell_word(spec.ssh_auth_mount_path)));
+    throw UsageError(fmt::format("--ssh-auth-mount-path {}: give an absolute path", shown(spec.ssh_auth_mount_path)));
   if (!spec.results_pvc.empty() && !is_dns1123_label(spec.results_pvc))
     throw UsageError(fmt::format("--results-pvc {}: not a PersistentVolumeClaim name (DNS-1123 label)",
-                                 shell_word(spec.results_pvc)));
+                                 shown(spec.results_pvc)));
   if (spec.accept && spec.results_pvc.empty())
     throw UsageError("--accept with --format mpijob needs --results-pvc CLAIM: railkit accept on the launcher reads the "
                      "results documents that rank 0 writes on a worker, so both must mount the same volume");
@@ -318,10 +335,10 @@ void validate(const JobSpec& spec) {
   (void)yaml_quote(spec.bench, "--bench");
   (void)yaml_quote(spec.railkit, "--railkit");
   if (!spec.configmap_yaml.empty() && !is_dns1123_label(spec.configmap_name))
-    throw UsageError(fmt::format("the profile's ConfigMap name {} is not a Kubernetes name", shell_word(spec.configmap_name)));
+    throw UsageError(fmt::format("the profile's ConfigMap name {} is not a Kubernetes name", shown(spec.configmap_name)));
   if (!spec.profile_json.empty() && !is_dns1123_label(spec.configmap_name + "-doc"))
     throw UsageError(fmt::format("the profile document's ConfigMap name {}-doc is not a Kubernetes name (at most 63)",
-                                 shell_word(spec.configmap_name)));
+                                 shown(spec.configmap_name)));
   for (const auto& n : spec.profile_env_names)
     if (!printable_word(n)) throw UsageError(fmt::format("the profile's variable {} cannot be forwarded", posix_quote(n)));
 }

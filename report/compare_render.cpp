@@ -420,8 +420,8 @@ static_assert(names_in_order(kRenderers, kCompareFormats, &Renderer::format),
 std::string compare_format_names() { return join_list(kCompareFormats); }
 
 std::string render_comparison(const Comparison& c, std::string_view format) {
-  for (const auto& r : kRenderers)
-    if (r.format == format) return r.render(c);
+  for (const auto& r : kRenderers)  // labels, names and notes come from documents: no escape reaches a terminal
+    if (r.format == format) return terminal_text(r.render(c));
   throw UsageError("--format " + std::string(format) + ": expected " + compare_format_names());
 }
 

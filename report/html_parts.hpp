@@ -48,6 +48,10 @@ std::string verdict_class(std::string_view v);
 /// Failing first: fail 0, reported 1, skipped 2, explained 3, pass 4; unknown 1 (not a pass).
 int verdict_rank(std::string_view v);
 
+/// The pages' Content-Security-Policy: nothing fetched, images as data: URIs, inline style, the
+/// one inline script (the sorter) allowed by its SHA-256 ('sha256-BASE64', no 'unsafe-inline'),
+/// base-uri and form-action 'none'.
+std::string content_security_policy();
 /// The whole document: head (CSP, style), `body`, the footer and the sort script.
 std::string page(std::string_view title, const std::string& body, const HtmlMeta& meta);
 /// The rows every header starts with: who made the report, where, when, from what.

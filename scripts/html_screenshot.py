@@ -7,13 +7,16 @@
 --height: the window height; default: the page's full height as the browser lays it out
 (measured first with a DOM dump), at most 16000 px. --check: loads a copy of the page with a
 small script appended that records every <table> (its body rows) and every image (<img>:
-natural size; <svg>: its box) as the browser rendered them, and writes that as JSON to OUT.json;
+natural size; <svg>: its box) as the browser rendered them, and whether the page's own sort
+script ran (sort_script), and writes that as JSON to OUT.json;
 with OUT.png too, that same load gives the screenshot's height (one browser start fewer). Standard library only. Exit 0 done, 1 failed, 5 Chromium not found.
 
 Chromium runs with a fresh profile in a temporary directory, without sandbox, GPU or network
 services, under a time limit; its whole process group is killed when it is done.
 """
 import argparse
+import base64
+import hashlib
 import json
 import os
 import re
@@ -27,12 +30,14 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--hide-scrollbars", "--disable-dev-shm-usage"]
 
-# Appended to a copy of the page by --check: what the browser rendered, as JSON in a <pre>.
-PROBE = """
-<pre id="railkit-render-probe"></pre>
-<script>
+# Appended to a copy of the page by --check: what the browser rendered, as JSON in a <pre>; and
+# whether the page's own sort script ran (a click on the first sortable column head marks it
+# data-dir="asc"; null when the page has no sortable table): the page's Content-Security-Policy
+# allows its inline script by hash only, so a wrong hash would block it. The probe is allowed by
+# its own hash, added to the copy's policy (allow_probe).
+PROBE_JS = """
 window.addEventListener('load', function () {
-  var out = {tables: [], images: [], height: 0};
+  var out = {tables: [], images: [], height: 0, sort_script: null};
   document.querySelectorAll('table').forEach(function (t) {
     var rows = t.tBodies.length ? t.tBodies[0].rows.length : t.rows.length;
     out.tables.push({id: t.id || '', rows: rows, width: t.getBoundingClientRect().width});
@@ -45,13 +50,25 @@ window.addEventListener('load', function () {
     var b = s.getBoundingClientRect();
     out.images.push({kind: 'svg', alt: '', complete: true, width: b.width, height: b.height});
   });
+  var head = document.querySelector('table.sortable thead th');
+  if (head) {
+    head.click();
+    out.sort_script = head.getAttribute('data-dir') === 'asc';
+  }
   var p = document.getElementById('railkit-render-probe');
   p.textContent = '';
   out.height = Math.ceil(document.documentElement.scrollHeight);
   p.textContent = JSON.stringify(out);
 });
-</script>
 """
+PROBE = '\n<pre id="railkit-render-probe"></pre>\n<script>' + PROBE_JS + '</script>\n'
+
+
+def allow_probe(text):
+    """The page with the probe's SHA-256 added to its Content-Security-Policy's script-src (when it
+    has one), the page's own script hash kept."""
+    digest = base64.b64encode(hashlib.sha256(PROBE_JS.encode("utf-8")).digest()).decode("ascii")
+    return re.sub(r"(script-src [^;\"]*)", lambda m: m.group(1) + " 'sha256-%s'" % digest, text, count=1)
 
 
 def find_chromium(given):
@@ -91,7 +108,7 @@ def probe(chromium, html_path, width, timeout):
     with tempfile.TemporaryDirectory(prefix="railkit-probe-") as tmp:
         copy = os.path.join(tmp, "page.html")
         with open(copy, "w", encoding="utf-8") as f:
-            f.write(text + PROBE)
+            f.write(allow_probe(text) + PROBE)
         dom = run_chromium(chromium, ["--window-size=%d,1000" % width, "--virtual-time-budget=5000",
                                       "--dump-dom", "file://" + copy], timeout)
     m = re.search(r'<pre id="railkit-render-probe">(.*?)</pre>', dom, re.S)

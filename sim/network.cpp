@@ -4,6 +4,9 @@
 #include <chrono>
 #include <map>
 #include <numeric>
+#include <ostream>
+
+#include <fmt/format.h>
 
 #include "sim/fairness.hpp"
 #include "sim/quantity.hpp"
@@ -33,6 +36,13 @@ NicConfig nic_config(const Scenario& s) {
   return c;
 }
 
+/// The fabric of `s`, its switch buffers checked first (a buffer too small for its headroom is
+/// refused before hosts, ports and routes are built).
+FabricGraph checked_fabric(const Scenario& s) {
+  check_switch_buffers(s);
+  return build_fabric(s.topology);
+}
+
 double gbps(std::uint64_t bytes, std::int64_t ps) {
   return ps > 0 ? static_cast<double>(bytes) * 8.0 / (static_cast<double>(ps) * 1e-12) / 1e9 : 0.0;
 }
@@ -46,7 +56,7 @@ const PortResult* SimResult::find_port(const std::string& node, int port) const 
 }
 
 Network::Network(const Scenario& s, Engine& engine)
-    : s_(s), engine_(engine), graph_(build_fabric(s.topology)), nic_(nic_config(s)), interval_ps_(s.sample_interval()) {
+    : s_(s), engine_(engine), graph_(checked_fabric(s)), nic_(nic_config(s)), interval_ps_(s.sample_interval()) {
   flows_.reserve(s.flows.size());
   const std::uint32_t mtu = s.topology.mtu_bytes;
   for (std::size_t i = 0; i < s.flows.size(); ++i) {
@@ -77,7 +87,7 @@ Network::Network(const Scenario& s, Engine& engine)
 }
 
 Network::Network(const Scenario& s, Engine& engine, OpenFlows)
-    : s_(s), engine_(engine), graph_(build_fabric(s.topology)), nic_(nic_config(s)) {
+    : s_(s), engine_(engine), graph_(checked_fabric(s)), nic_(nic_config(s)) {
   build_nodes();
 }
 
@@ -369,12 +379,24 @@ SimResult Network::result(double wall_s) {
   return r;
 }
 
-SimResult run_scenario(const Scenario& s) {
+SimResult run_scenario(const Scenario& s, std::ostream* progress) {
+  const auto hosts = s.topology.host_count();
+  if (progress && (hosts >= kProgressHosts || s.flows.size() >= kProgressFlows))
+    *progress << fmt::format("railkit-sim: building the fabric ({} hosts, {} flows)...", hosts, s.flows.size())
+              << std::flush;
+  else
+    progress = nullptr;  // a small scenario builds and runs in a blink: nothing to report
+  const auto built0 = std::chrono::steady_clock::now();
   Engine engine(s.event_scheduler, s.seed);
   Network net(s, engine);
   const auto t0 = std::chrono::steady_clock::now();
+  if (progress)
+    *progress << fmt::format(" built in {:.1f} s; simulating {:g} us...\n",
+                             std::chrono::duration<double>(t0 - built0).count(), static_cast<double>(s.duration_ps) / 1e6)
+              << std::flush;
   net.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (progress) *progress << fmt::format("railkit-sim: simulated in {:.1f} s\n", wall) << std::flush;
   return net.result(wall);
 }
 

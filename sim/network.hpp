@@ -2,6 +2,7 @@
 // A scenario's fabric built from NICs and switches, run on one Engine, and what it measured.
 #include <cstdint>
 #include <memory>
+#include <ostream>
 #include <vector>
 
 #include "sim/deadlock.hpp"
@@ -111,7 +112,13 @@ class Network {
   std::int64_t end_ps_ = 0;               ///< where run() stopped: the duration, or the deadlock
 };
 
-/// Runs `s` on a fresh Engine and returns what it measured (wall time included).
-SimResult run_scenario(const Scenario& s);
+/// Scenarios this large (hosts, or flows) take seconds to build: run_scenario reports progress.
+inline constexpr int kProgressHosts = 1024;
+inline constexpr std::size_t kProgressFlows = 4096;
+
+/// Runs `s` on a fresh Engine and returns what it measured (wall time included). With
+/// `progress`, a scenario of kProgressHosts hosts or kProgressFlows flows or more says there
+/// when it starts building, how long the build took and how long the run took.
+SimResult run_scenario(const Scenario& s, std::ostream* progress = nullptr);
 
 }  // namespace railkit::sim

@@ -21,7 +21,7 @@ int run_sim(const SimOptions& o, std::ostream& out, std::ostream& err) {
   std::filesystem::create_directories(dir, ec);
   if (ec) throw IoError(fmt::format("--out {}: cannot create the directory: {}", dir.string(), ec.message()));
   check_writable(dir / "sim.json", "--out");
-  const SimResult r = run_scenario(s);
+  const SimResult r = run_scenario(s, &err);
   write_file_atomic(dir / "sim.json", json_dump(sim_document(s, r), 1) + "\n");
   write_file_atomic(dir / "flows.csv", flows_csv(r));
   write_file_atomic(dir / "ports.csv", ports_csv(r));

@@ -192,15 +192,23 @@ void check_topology(const json& j, const Ctx& ctx, TopologySpec& t) {
   const auto need = [&](int v, int min, std::string_view key, std::string_view why) {
     if (v < min) throw UsageError(fmt::format("{}: {}: {}", ctx.where("topology." + std::string(key)), v, why));
   };
+  // At most kMaxHosts, each count alone and their product (in 64 bits), before anything is built.
+  const auto at_most = [&](std::int64_t hosts, std::string_view key, std::string_view what) {
+    if (hosts > kMaxHosts)
+      throw UsageError(fmt::format("{}: {} hosts ({}): more than railkit-sim builds (at most {})",
+                                   ctx.where("topology." + std::string(key)), hosts, what, kMaxHosts));
+  };
   int per_leaf = 0;
   int leaves = 0;
   switch (t.kind) {
     case TopologyKind::SingleSwitch:
       need(t.hosts, 2, "hosts", "a single switch needs at least 2 hosts");
+      at_most(t.hosts, "hosts", "on one switch");
       return;
     case TopologyKind::LeafSpine:
       need(t.leaves, 1, "leaves", "at least 1 leaf");
       need(t.hosts_per_leaf, 1, "hosts_per_leaf", "at least 1 host per leaf");
+      at_most(std::int64_t{t.leaves} * t.hosts_per_leaf, "hosts_per_leaf", "leaves x hosts_per_leaf");
       need(t.leaves * t.hosts_per_leaf, 2, "hosts_per_leaf", "the fabric needs at least 2 hosts");
       per_leaf = t.hosts_per_leaf;
       leaves = t.leaves;
@@ -208,11 +216,15 @@ void check_topology(const json& j, const Ctx& ctx, TopologySpec& t) {
     case TopologyKind::RailOptimized:
       need(t.nodes, 1, "nodes", "at least 1 node");
       need(t.gpus_per_node, 1, "gpus_per_node", "at least 1 GPU per node");
+      at_most(std::int64_t{t.nodes} * t.gpus_per_node, "nodes", "nodes x gpus_per_node");
       need(t.nodes * t.gpus_per_node, 2, "nodes", "the cluster needs at least 2 GPUs");
       per_leaf = t.nodes;
       leaves = t.gpus_per_node;
       break;
   }
+  if (t.spines > kMaxHosts)
+    throw UsageError(fmt::format("{}: {}: more spines than railkit-sim builds (at most {})", ctx.where("topology.spines"),
+                                 t.spines, kMaxHosts));
   if (t.fabric_delay_ps < 0) t.fabric_delay_ps = t.link_delay_ps;
   resolve_spines(j, ctx, t, per_leaf, leaves);
 }
@@ -224,7 +236,12 @@ void add_hosts(const json& v, const std::string& key, const Ctx& ctx, const Topo
     return UsageError(fmt::format("{}: '{}': {}", ctx.where(key), v.is_string() ? v.get<std::string>() : json_dump(v), why));
   };
   if (v.is_array()) {
-    for (const auto& e : v) add_hosts(e, key, ctx, t, out);
+    for (const auto& e : v) {
+      add_hosts(e, key, ctx, t, out);
+      if (static_cast<std::int64_t>(out.size()) > kMaxFlows)  // each host at least one flow
+        throw UsageError(fmt::format("{}: names more than {} hosts (at most {} flows in all)", ctx.where(key), kMaxFlows,
+                                     kMaxFlows));
+    }
     return;
   }
   if (v.is_number_integer()) {
@@ -301,6 +318,18 @@ void read_flow(const json& f, const std::string& key, const Ctx& ctx, Scenario& 
   }
   if (f.contains("priority")) base.priority = static_cast<int>(detail::read_int(f["priority"], key + ".priority", ctx, 0, 7));
   const std::size_t before = s.flows.size();
+  // Refused before any is made: src x dst, less the pairs of a host with itself, beyond kMaxFlows.
+  const auto pairs = static_cast<std::int64_t>(src.size()) * static_cast<std::int64_t>(dst.size());
+  if (static_cast<std::int64_t>(before) + pairs > kMaxFlows) {
+    std::vector<std::int64_t> in_dst(static_cast<std::size_t>(s.topology.host_count()), 0);
+    for (int b : dst) ++in_dst[static_cast<std::size_t>(b)];
+    std::int64_t n = 0;
+    for (int a : src) n += static_cast<std::int64_t>(dst.size()) - in_dst[static_cast<std::size_t>(a)];
+    if (static_cast<std::int64_t>(before) + n > kMaxFlows)
+      throw UsageError(fmt::format("{}: {} flows ({} src x {} dst{}): more than railkit-sim runs (at most {} in all)",
+                                   ctx.where(key), n, src.size(), dst.size(),
+                                   before > 0 ? fmt::format(", after {} before it", before) : "", kMaxFlows));
+  }
   for (int a : src)
     for (int b : dst) {
       if (a == b) continue;

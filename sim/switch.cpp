@@ -40,24 +40,68 @@ std::uint16_t Switch::add_port(double rate_bps, std::int64_t delay_ps, Node* pee
   return static_cast<std::uint16_t>(ports_.size() - 1);
 }
 
+namespace {
+
+/// The PFC headroom of one port: switch.pfc.headroom_bytes, else the mlx5 formula for its rate
+/// and cable.
+std::uint64_t port_headroom_bytes(const SwitchSpec& spec, double rate_bps, std::int64_t delay_ps, std::uint32_t mtu_frame) {
+  return spec.headroom_bytes >= 0 ? static_cast<std::uint64_t>(spec.headroom_bytes)
+                                  : mlx5_headroom_bytes(rate_bps / 1e9, cable_m_from_delay(delay_ps), mtu_frame);
+}
+
+std::uint64_t lossless_priorities(const SwitchSpec& spec) {
+  return spec.pfc_enabled ? static_cast<std::uint64_t>(std::count(spec.pfc.begin(), spec.pfc.end(), true)) : 0;
+}
+
+/// Throws UsageError when `reserved` headroom plus 4 frames per port does not fit the buffer.
+void check_buffer_holds(const SwitchSpec& spec, std::uint64_t reserved, std::uint64_t ports, std::uint32_t mtu_frame,
+                        std::string_view which) {
+  if (reserved + 4ull * ports * mtu_frame > spec.buffer_bytes)
+    throw UsageError(fmt::format("switch.buffer_bytes: {} bytes cannot hold the PFC headroom of {} ({} ports x {} "
+                                 "lossless priorities{}) plus 4 frames per port",
+                                 spec.buffer_bytes, reserved, ports, std::count(spec.pfc.begin(), spec.pfc.end(), true),
+                                 which.empty() ? "" : ", " + std::string(which)));
+}
+
+}  // namespace
+
+void check_switch_buffers(const Scenario& s) {
+  const TopologySpec& t = s.topology;
+  const std::uint32_t frame = data_frame_bytes(t.mtu_bytes);
+  const std::uint64_t lossless = lossless_priorities(s.sw);
+  const std::uint64_t host_port = port_headroom_bytes(s.sw, t.link_rate_bps, t.link_delay_ps, frame) * lossless;
+  const std::uint64_t fabric_port =  // single_switch: no uplinks (and no fabric rate)
+      t.kind == TopologyKind::SingleSwitch ? 0 : port_headroom_bytes(s.sw, t.fabric_rate_bps, t.fabric_delay_ps, frame) * lossless;
+  const auto check = [&](std::uint64_t hosts, std::uint64_t uplinks, std::string_view which) {
+    check_buffer_holds(s.sw, hosts * host_port + uplinks * fabric_port, hosts + uplinks, frame, which);
+  };
+  switch (t.kind) {
+    case TopologyKind::SingleSwitch:
+      check(static_cast<std::uint64_t>(t.hosts), 0, "");
+      return;
+    case TopologyKind::LeafSpine:
+      check(static_cast<std::uint64_t>(t.hosts_per_leaf), static_cast<std::uint64_t>(t.spines), "each leaf");
+      if (t.spines > 0) check(0, static_cast<std::uint64_t>(t.leaves), "each spine");
+      return;
+    case TopologyKind::RailOptimized:
+      check(static_cast<std::uint64_t>(t.nodes), static_cast<std::uint64_t>(t.spines), "each rail switch");
+      if (t.spines > 0) check(0, static_cast<std::uint64_t>(t.gpus_per_node), "each spine");
+      return;
+  }
+}
+
 void Switch::finalize() {
   std::uint64_t reserved = 0;
   for (auto& pt : ports_) {
     const double rate = pt.eg.rate_bps();
-    pt.headroom_bytes = spec_->headroom_bytes >= 0
-                            ? static_cast<std::uint64_t>(spec_->headroom_bytes)
-                            : mlx5_headroom_bytes(rate / 1e9, cable_m_from_delay(pt.eg.delay_ps()), mtu_frame_);
+    pt.headroom_bytes = port_headroom_bytes(*spec_, rate, pt.eg.delay_ps(), mtu_frame_);
     for (std::size_t p = 0; p < kPriorities; ++p) {
       if (spec_->pfc_enabled && spec_->pfc[p]) reserved += pt.headroom_bytes;
       const EcnSpec& e = spec_->ecn[p];
       pt.ecn[p] = !e.enabled ? EcnThresholds{UINT64_MAX, UINT64_MAX, 0} : ecn_thresholds(e.preset, rate, e.thresholds);
     }
   }
-  if (reserved + 4ull * ports_.size() * mtu_frame_ > spec_->buffer_bytes)
-    throw UsageError(fmt::format("switch.buffer_bytes: {} bytes cannot hold the PFC headroom of {} ({} ports x {} "
-                                 "lossless priorities) plus 4 frames per port",
-                                 spec_->buffer_bytes, reserved, ports_.size(),
-                                 std::count(spec_->pfc.begin(), spec_->pfc.end(), true)));
+  check_buffer_holds(*spec_, reserved, ports_.size(), mtu_frame_, "");
   shared_pool_ = spec_->buffer_bytes - reserved;
   xon_offset_ = spec_->xon_offset_bytes >= 0 ? static_cast<std::uint64_t>(spec_->xon_offset_bytes) : 2ull * mtu_frame_;
 }

@@ -19,6 +19,11 @@ namespace railkit::sim {
 /// ECMP choice among `n` equal-cost ports for a flow hash at a switch with `salt`.
 std::uint32_t ecmp_pick(std::uint32_t flow_hash, std::uint64_t salt, std::uint32_t n) noexcept;
 
+/// What Switch::finalize checks, from the scenario alone and before anything is built: every
+/// switch's buffer holds the PFC headroom of its ports plus 4 frames per port. Throws UsageError
+/// naming switch.buffer_bytes.
+void check_switch_buffers(const Scenario& s);
+
 class Switch final : public Node {
  public:
   /// One port of the switch: its egress side, its priority queues and the accounting of the

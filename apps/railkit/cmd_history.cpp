@@ -13,6 +13,7 @@
 #include "apps/railkit/subcommands.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "core/strings.hpp"
 #include "core/units.hpp"
 #include "ingest/history.hpp"
 #include "sweep/inputs.hpp"
@@ -133,7 +134,8 @@ int run_show(const HistoryCli& c) {
   if (c.format == "csv") {
     std::cout << "start_time,cluster,backend,nranks,timing_method,simulated,op,dtype,redop,bytes,placement,group,"
                  "busbw_GBps,time_us_p50,document\n";
-    const auto csv = [](const std::string& s) {
+    const auto csv = [](const std::string& text) {
+      const std::string s = terminal_field(text);  // from documents: no escape reaches a terminal
       if (s.find_first_of(",\"\n") == std::string::npos) return s;
       std::string quoted = "\"";
       for (char ch : s) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
@@ -157,16 +159,19 @@ int run_show(const HistoryCli& c) {
     hist::Key k = p.key;
     if (first || !(k == shown)) {  // a heading per key
       if (!first) std::cout << "\n";
-      std::cout << fmt::format("{} {} {} {} {}: {} {} ranks, {}{}\n", k.op, k.dtype, k.redop, format_bytes(k.bytes),
-                               placement(k), k.cluster, k.nranks, k.backend,
-                               (k.timing_method == "back_to_back" ? "" : ", " + k.timing_method) +
-                                   (k.simulated ? ", simulated" : ""));
+      // every field from documents: no escape reaches a terminal
+      std::cout << terminal_field(fmt::format("{} {} {} {} {}: {} {} ranks, {}{}", k.op, k.dtype, k.redop,
+                                              format_bytes(k.bytes), placement(k), k.cluster, k.nranks, k.backend,
+                                              (k.timing_method == "back_to_back" ? "" : ", " + k.timing_method) +
+                                                  (k.simulated ? ", simulated" : "")))
+                << "\n";
       std::cout << fmt::format("  {:<24} {:>12} {:>14}  {}\n", "start (UTC)", "busbw GB/s", "time p50 us", "document");
       shown = k;
       first = false;
     }
-    std::cout << fmt::format("  {:<24} {:>12} {:>14}  {}{}\n", p.start_time, gbps(p.busbw_GBps), gbps(p.time_us_p50),
-                             p.path, p.wrong > 0 ? fmt::format("  ({} wrong values)", p.wrong) : "");
+    std::cout << fmt::format("  {:<24} {:>12} {:>14}  {}{}\n", terminal_field(p.start_time), gbps(p.busbw_GBps),
+                             gbps(p.time_us_p50), terminal_field(p.path),
+                             p.wrong > 0 ? fmt::format("  ({} wrong values)", p.wrong) : "");
   }
   return 0;
 }
@@ -186,9 +191,9 @@ int run_check(const HistoryCli& c) {
   int regressions = 0, above = 0, within = 0, unjudged = 0;
   for (const auto& j : js) {
     const auto& k = j.point.key;
-    const std::string what = fmt::format("{} {} {} {} {} ({} {} ranks, {}{}) {}", k.op, k.dtype, k.redop,
-                                         format_bytes(k.bytes), placement(k), k.cluster, k.nranks, k.backend,
-                                         k.simulated ? ", simulated" : "", j.point.path);
+    const std::string what = terminal_field(fmt::format("{} {} {} {} {} ({} {} ranks, {}{}) {}", k.op, k.dtype, k.redop,
+                                                        format_bytes(k.bytes), placement(k), k.cluster, k.nranks,
+                                                        k.backend, k.simulated ? ", simulated" : "", j.point.path));
     switch (j.verdict) {
       case hist::Verdict::Regression:
         ++regressions;
@@ -207,7 +212,7 @@ int run_check(const HistoryCli& c) {
         break;
       case hist::Verdict::CannotJudge:
         ++unjudged;
-        std::cout << fmt::format("cannot judge {}: {}\n", what, j.reason);
+        std::cout << fmt::format("cannot judge {}: {}\n", what, terminal_field(j.reason));
         break;
     }
   }

@@ -18,6 +18,7 @@
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "core/strings.hpp"
 #include "core/units.hpp"
 #include "fabric/rdma_loopback.hpp"
 #include "topology/analyze.hpp"
@@ -151,8 +152,9 @@ int loopback_main(const RdmaCli& cli) {
 int pair_main(const RdmaPairCli& cli) {
   const bool server = cli.role == "server";
   if (server && !cli.peer.empty())
-    throw UsageError("--peer " + cli.peer + ": the server listens; --peer is the client's (the server's address)");
+    throw UsageError("--peer " + printable(cli.peer) + ": the server listens; --peer is the client's (the server's address)");
   if (!server && cli.peer.empty()) throw UsageError("--role client needs --peer (the address of the server's node)");
+  if (!server) fabric::check_peer_address(cli.peer);  // before anything is probed
   fabric::LoopbackOptions o = rdma_options(cli.common);
   o.server_address = server ? "" : cli.peer;
   o.server_wait_s = cli.wait_s;

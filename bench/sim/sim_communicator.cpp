@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string_view>
@@ -14,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/nccl_log.hpp"
 #include "core/strings.hpp"
+#include "core/units.hpp"
 
 #ifndef RAILKIT_NS3_VERSION
 #define RAILKIT_NS3_VERSION "unknown"
@@ -143,8 +146,15 @@ class SimCommunicator final : public Communicator, public EventTiming, public Se
     // 1 GiB cost no memory, and anything that wrote into one would fault at once.
     const std::size_t n = static_cast<std::size_t>(std::max<std::uint64_t>(bytes, 1));
     void* p = ::mmap(nullptr, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
-      throw Error(ErrorCode::Internal, fmt::format("sim backend: cannot reserve {} bytes of address space for rank {}", n, slot));
+    if (p == MAP_FAILED) {  // an address-space limit (ulimit -v) below the buffers asked for: a usage error, not a bug
+      const int err = errno;
+      std::uint64_t held = 0;
+      for (const auto& [q, size] : reserved_) held += size;
+      throw UsageError(fmt::format("-e/--maxbytes: the sim backend cannot reserve {} of address space for rank {}'s "
+                                   "buffer ({}), after {} for the buffers before it: this process may not map that "
+                                   "much (ulimit -v); give a smaller -e/--maxbytes or raise the limit",
+                                   format_bytes(n), slot, std::strerror(err), format_bytes(held)));
+    }
     reserved_.emplace(p, n);
     return p;
   }

@@ -112,6 +112,21 @@ TEST(Printable, ControlCharacters) {
   EXPECT_FALSE(has_control_chars("\xff\xfe"));  // not UTF-8, but no control character: stored as U+FFFD
 }
 
+// Issue 32: host names and labels of documents reached the terminal raw (history show, report).
+TEST(Printable, TerminalFieldsAndTextNeverCarryAnEscape) {
+  const std::string long_host = std::string(300, 'h') + "\x1b";
+  EXPECT_EQ(terminal_field(long_host), std::string(300, 'h') + "\\x1b");  // no length cut
+  EXPECT_EQ(terminal_field("node\x1b]0;t\x07\n"), "node\\x1b]0;t\\x07\\x0a");
+  EXPECT_EQ(terminal_text("a\x1b[2J\tb\nc\xc2\x9b" "1m\r\xff\n"), "a\\x1b[2J\tb\nc\\xc2\\x9b" "1m\\x0d\\xff\n");
+  EXPECT_EQ(terminal_text("caf\xc3\xa9 | x\n"), "caf\xc3\xa9 | x\n");
+}
+
+TEST(Printable, InvalidUtf8IsReplaced) {
+  EXPECT_EQ(replace_invalid_utf8("ok \xc3\xa9"), "ok \xc3\xa9");
+  EXPECT_EQ(replace_invalid_utf8("a\xff" "b\xe2\x86"), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(replace_invalid_utf8(""), "");
+}
+
 TEST(Printable, WarningsOfOneKindAreOneLine) {
   std::vector<std::string> lines;
   for (int i = 0; i < 10000; ++i) lines.push_back("settings.env.NCCL_X_" + std::to_string(i) + ": not in the tunables table");

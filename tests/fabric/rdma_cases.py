@@ -160,7 +160,10 @@ def pair_usage_and_unavailable(ctx):
     for args, want in ((["--role", "client", *base], "--peer"), (["--role", "server", "--peer", "10.0.0.1", *base], "--peer"),
                        (["--role", "server", "--root", root, "--ib-write-bw", FAKE, "--nic", "mlx5_9"], "mlx5_9"),
                        (["--role", "sideways", *base], "--role"), (["--role", "server", "--root", root], "--nic"),
-                       (["--role", "server", "--wait-s", "0", *base], "--wait-s")):
+                       (["--role", "server", "--wait-s", "0", *base], "--wait-s"),
+                       # issue 32: a peer starting with '-' would reach ib_write_bw as an option
+                       (["--role", "client", "--peer=-h", *base], "--peer -h: starts with '-'"),
+                       (["--role", "client", "--peer", "10.0.0.1\n-x", *base], "--peer 10.0.0.1\\x0a-x")):
         rc, so, se = pair(*args)
         check(rc == 6 and want in se and len(se.strip().splitlines()) == 1, f"{args}: rc {rc}\n{se}")
     env = {k: v for k, v in os.environ.items() if k != "RAILKIT_IB_WRITE_BW"}

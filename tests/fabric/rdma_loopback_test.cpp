@@ -172,6 +172,30 @@ TEST(PairPlan, NamedNicsInOrderWithTheirPortsGidAndCuda) {
     EXPECT_NE(std::string(e.what()).find("--nic mlx5_99: no such RDMA device"), std::string::npos) << e.what();
   }
 }
+
+// Issue 32: a --peer starting with '-' reached ib_write_bw as an option (it ends the client's argv).
+TEST(PairPlan, PeerThatReadsAsAnOptionIsRefused) {
+  topo::Topology t = topo::probe_node(topo::ProbeOptions{std::string(RAILKIT_TOPO_FIXTURES) + "/dgx-h100", std::nullopt, false});
+  LoopbackOptions o;
+  o.ib_write_bw = "/usr/bin/ib_write_bw";
+  for (const char* peer : {"-h", "--use_cuda=0", "10.0.0.7 -x", "host\n-R", "host\x1b[2J"}) {
+    o.server_address = peer;
+    try {
+      (void)plan_pair(t, o, {"mlx5_0"});
+      ADD_FAILURE() << "planned a client for --peer " << peer;
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("--peer ", 0), 0u) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      EXPECT_EQ(what.find('\x1b'), std::string::npos) << what;
+    }
+  }
+  EXPECT_THROW(check_peer_address(""), UsageError);
+  EXPECT_NO_THROW(check_peer_address("node-7.cluster"));
+  EXPECT_NO_THROW(check_peer_address("fe80::1%eth0"));
+  o.server_address = "node-7";
+  EXPECT_EQ(plan_pair(t, o, {"mlx5_0"})[0].client.back(), "node-7");
+}
 #endif
 
 TEST(LoopbackReport, JsonFields) {

@@ -11,9 +11,11 @@ results/railkit.results.schema.json when python3-jsonschema is installed.
 
 Exit 0 pass, 1 fail, 77 skipped.
 """
+import copy
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -143,6 +145,70 @@ def report_beside_a_real_run(ctx):
     check("TIMING METHODS DIFFER" in text, f"IMB's barrier-separated times not flagged:\n{text}")
     csv = ctx.ok("report", "--format", "csv", real, *docs)
     check("nccl-2.18_all_reduce_perf" in csv, csv[:500])
+
+
+@case
+def terminal_escapes_in_documents_are_not_printed_raw(ctx):
+    """Issue 32: an ESC sequence in a host name or label of a results document reached the terminal
+    raw through `railkit history show|check` and `railkit report` (it could retitle, recolour or clear
+    the terminal); every such text is printed with its control characters as \\xNN."""
+    out = ctx.path("esc")
+    ctx.ok("import", fx("nccl-2.18_all_reduce_perf.log"), "--out", out)
+    src = json.load(open(os.path.join(out, "nccl-2.18_all_reduce_perf.json")))
+    docs = []
+    for i, label in enumerate(["evil\x1b[2J\x1b]0;pwned\x07", "other\x1b[31m\u009b1m"]):
+        d = copy.deepcopy(src)
+        d["run"]["label"] = label
+        d["run"]["hosts"] = ["node\x1b]0;title\x07a", "node-b\x1b[8m"]
+        path = os.path.join(out, f"esc{i}.json")
+        with open(path, "w") as f:
+            json.dump(d, f)
+        docs.append(path)
+    db = ctx.path("esc.sqlite")
+    ctx.ok("history", "add", "--db", db, *docs)
+    outputs = {
+        "history show": ctx.ok("history", "show", "--db", db, "--op", "all_reduce", "--bytes", "1M"),
+        "history show csv": ctx.ok("history", "show", "--db", db, "--op", "all_reduce", "--bytes", "1M", "--format", "csv"),
+        "report": ctx.ok("report", *docs),
+        "report markdown": ctx.ok("report", "--format", "markdown", *docs),
+    }
+    rc, so, se = ctx.run("history", "check", "--db", db)
+    check(rc in (0, 10), f"history check: exit {rc}: {se.strip()}")
+    outputs["history check"] = so
+    for what, text in outputs.items():
+        bad = [c for c in text if (ord(c) < 0x20 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f]
+        check(not bad, f"{what}: control characters {bad!r} printed:\n{text!r}")
+    check("node\\x1b]0;title\\x07a" in outputs["history show"], f"host not shown escaped:\n{outputs['history show']}")
+    check("evil\\x1b[2J" in outputs["report"], f"label not shown escaped:\n{outputs['report']}")
+
+
+@case
+def html_page_script_runs_under_its_csp(ctx):
+    """Issue 32: the HTML page's Content-Security-Policy allows its one inline script by SHA-256 (no
+    'unsafe-inline'), with base-uri and form-action 'none'; in headless chromium the script still
+    runs (a click on a column head sorts), so the hash is the script's."""
+    out = ctx.path("csp")
+    ctx.ok("import", fx("nccl-2.18_all_reduce_perf.log"), fx("nccl-2.28_all_reduce_perf.log"), "--out", out)
+    page = ctx.path("csp.html")
+    ctx.ok("report", "--html", page, *sorted(glob.glob(os.path.join(out, "*.json"))))
+    html = open(page, encoding="utf-8").read()
+    policy = html.split('http-equiv="Content-Security-Policy" content="', 1)[1].split('"', 1)[0]
+    script = html.split("<script>", 1)[1].split("</script>", 1)[0]
+    import base64
+    import hashlib
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    check(f"script-src 'sha256-{digest}'" in policy and "unsafe-inline'" not in policy.split("script-src", 1)[1],
+          f"script-src is not the script's hash: {policy}")
+    check("base-uri 'none'" in policy and "form-action 'none'" in policy, policy)
+    chromium = shutil.which("chromium") or ("/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
+    if not chromium:
+        raise Skip("chromium is not installed: the policy was checked, the page not run")
+    probe = ctx.path("csp.json")
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "html_screenshot.py"), page, "--check", probe,
+                        "--chromium", chromium], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"html_screenshot.py: exit {p.returncode}: {p.stderr.strip()[-500:]}")
+    r = json.load(open(probe))
+    check(r["sort_script"] is True, f"the sort script did not run under the page's policy: {r}")
 
 
 REAL = os.path.join(FIX, "real")

@@ -136,6 +136,28 @@ def sbatch_hands_the_bench_its_arguments_exactly(ctx):
 
 
 @case
+def sbatch_results_dir_is_inert_or_refused(ctx):
+    """Issue 32: --results-dir reached the script's comment raw, so a newline in it ran the next line
+    as a command. Printable values are quoted (the comment holds no newline); control characters
+    are refused (bad_flags_are_one_line_and_exit_6)."""
+    rc, out, err = ctx.job("--format", "sbatch", "--results-dir", "r\ntouch pwned #")
+    check(rc == 6 and out == "" and "--results-dir" in err, f"newline: exit {rc}, stdout {out!r}, {err.strip()}")
+    out = ctx.path("dir.sbatch")
+    awkward = "it's $(touch pwned) `x` dir"
+    ctx.ok("--format", "sbatch", "--gpus-per-node", "0", "--results-dir", awkward, "--out", out, "--", "-b", "8")
+    bash_n(out)
+    bindir, log = ctx.fakes()
+    work = ctx.path("submit-dir")
+    os.makedirs(work)
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""), ARGV_LOG=log,
+               SLURM_JOB_NAME="jobname", SLURM_JOB_ID="7", SLURM_JOB_NODELIST="node-a")
+    p = subprocess.run(["bash", out], cwd=work, env=env, capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"bash {out}: exit {p.returncode}: {p.stderr.strip()}")
+    check(os.path.isdir(os.path.join(work, awkward, "jobname-7")), f"no results directory: {os.listdir(work)}")
+    check(not os.path.exists(os.path.join(work, "pwned")), "--results-dir was run by the shell")
+
+
+@case
 def sbatch_profile_goes_through_profile_exec(ctx):
     out = ctx.path("profile.sbatch")
     ctx.ok("--format", "sbatch", "--gpus-per-node", "2", "--profile", PROFILE, "--railkit", "/r/railkit",
@@ -305,6 +327,11 @@ def bad_flags_are_one_line_and_exit_6(ctx):
         (["--format", "mpijob", "--image", "x", "--profile",
           os.path.join(ROOT, "tests", "fixtures", "profiles", "invalid", "env-key-not-allowed.json")], "env"),
         (["--format", "mpijob", "--image", "x", "--", "\udcff"], "bench argument 1"),
+        # issue 32: a newline would end the script's comment and run the next line as a command
+        (["--format", "sbatch", "--results-dir", "r\ntouch pwned"], "--results-dir r\\x0atouch pwned: holds a control"),
+        (["--format", "sbatch", "--profile", "p\r.json"], "--profile p\\x0d.json"),
+        (["--format", "mpijob", "--image", "x", "--bench", "b\x1b[2J"], "--bench b\\x1b[2J"),
+        (["--format", "sbatch", "--railkit", "r\x7f"], "--railkit r\\x7f"),
     ]
     for args, says in bad:
         rc, out, err = ctx.job(*args)

@@ -286,6 +286,44 @@ TEST(Job, Refusals) {
   EXPECT_THROW((void)parse_gpu_request("gpus"), UsageError);
 }
 
+// Issue 32: a newline in --results-dir ended the script's comment, and the next line ran as a
+// command (before the #SBATCH block ended); every value written into a script refuses control
+// characters, in every format, and says so on one line.
+TEST(Job, ControlCharactersInValuesWrittenIntoTheScriptAreRefused) {
+  JobSpec s;
+  s.results_dir = "results\nrm -rf ~ #";
+  expect_usage(s, "--results-dir results\\x0arm -rf ~ #: holds a control character");
+  s = JobSpec{};
+  s.results_dir = "r\rx";
+  expect_usage(s, "--results-dir");
+  s = JobSpec{};
+  s.profile = "p.json\n#SBATCH --nodes=99";
+  expect_usage(s, "--profile");
+  s = JobSpec{};
+  s.bench = std::string("railkit-bench\0x", 15);
+  expect_usage(s, "--bench");
+  JobSpec m = mpijob();
+  m.railkit = "railkit\x1b[2J";
+  expect_usage(m, "--railkit");
+  m = mpijob();
+  m.bench = "bench\n";
+  expect_usage(m, "--bench");
+  m = mpijob();
+  m.name = "job\nrm -rf ~";  // refused as a name, and the refusal is one line
+  expect_usage(m, "--name 'job\\x0arm -rf ~'");
+  s = JobSpec{};
+  s.accept = true;
+  s.bench_args = {"-b\n8"};
+  expect_usage(s, "bench argument '-b\\x0a8'");
+
+  s = JobSpec{};  // awkward but printable: quoted in the command, plain text in the comment
+  s.results_dir = "/shared/it's $(x) results";
+  const std::string t = render_job(s);
+  EXPECT_TRUE(has_line(t, "# results: /shared/it's $(x) results/<job name>-<job id>/ (on a file system every node shares)."))
+      << t;
+  EXPECT_TRUE(has_line(t, "results='/shared/it'\\''s $(x) results'/\"${SLURM_JOB_NAME}-${SLURM_JOB_ID}\"")) << t;
+}
+
 TEST(Job, Dns1123Labels) {
   EXPECT_TRUE(is_dns1123_label("railkit-bench-2"));
   EXPECT_TRUE(is_dns1123_label(std::string(63, 'a')));

@@ -144,6 +144,11 @@ def report(ctx, name, inputs, want_text=(), plots=1):
     bad = [i for i in r["images"] if not (i["width"] > 0 and i["height"] > 0)]
     check(not bad, f"images not rendered (zero natural size): {bad}")
     check(os.path.getsize(png) > 0, "an empty screenshot")
+    # Issue 32: the page's script runs by its hash under the page's Content-Security-Policy (no
+    # 'unsafe-inline'); a wrong hash would block it and the columns would not sort.
+    check("'unsafe-inline'" not in html.split("script-src", 1)[1].split(";", 1)[0], "script-src allows 'unsafe-inline'")
+    if 'class="sortable' in html:
+        check(r.get("sort_script") is True, f"the page's sort script did not run under its CSP: {r.get('sort_script')}")
     print(f"screenshot: {png} ({len(r['tables'])} tables, {len(r['images'])} images)")
     return html, text
 

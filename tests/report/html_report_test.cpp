@@ -9,6 +9,8 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/sha256.hpp"
+#include "report/html_parts.hpp"
 #include "html_inputs.hpp"
 #include "results_util.hpp"
 #include "temp_dir.hpp"
@@ -37,6 +39,18 @@ void expect_self_contained(const std::string& html) {
   EXPECT_EQ(html.find("<script>alert"), std::string::npos);
   EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
   EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
+  // Issue 32: no 'unsafe-inline' script; the one script runs by its hash (a wrong hash would block
+  // it: tests/report/html_cases.py runs it in chromium), no <base> and no form can be used.
+  const std::string csp = html_parts::content_security_policy();
+  EXPECT_NE(html.find("content=\"" + csp + "\""), std::string::npos);
+  const std::size_t script_at = html.find("<script>") + 8, script_end = html.find("</script>");
+  ASSERT_LT(script_at, script_end);
+  const auto digest = sha256(std::string_view(html).substr(script_at, script_end - script_at));
+  const std::string hash = base64(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
+  EXPECT_NE(csp.find("script-src 'sha256-" + hash + "'"), std::string::npos) << csp;
+  EXPECT_EQ(csp.find("script-src 'unsafe-inline'"), std::string::npos) << csp;
+  EXPECT_NE(csp.find("base-uri 'none'"), std::string::npos) << csp;
+  EXPECT_NE(csp.find("form-action 'none'"), std::string::npos) << csp;
   EXPECT_EQ(html.rfind("</html>\n"), html.size() - 8);
   std::set<std::string> ids;  // element ids are unique
   for (std::size_t at = html.find(" id=\""); at != std::string::npos; at = html.find(" id=\"", at + 1)) {

@@ -390,6 +390,25 @@ def prom_textfile_matches_document(ctx):
 
 
 @case
+def prom_textfile_with_bytes_that_are_not_utf8_passes_promtool(ctx):
+    """Issue 32: a --label that is not UTF-8 reached the textfile raw and promtool (so node_exporter)
+    refused the whole file; it is U+FFFD there, as in the JSON document."""
+    promtool = shutil.which("promtool")
+    if not promtool:
+        raise Skip("promtool is not installed")
+    out, prom = ctx.path("u.json"), ctx.path("u.prom")
+    rc, so, se, _ = ctx.run(["-b", "8", "-e", "8", "--label", "lab\udcffel \udcc3", "-J", out, "--prom", prom], np=1)
+    check(rc == 0, se)
+    with open(prom, "rb") as f:
+        raw = f.read()
+    check(b'label="lab\xef\xbf\xbdel_\xef\xbf\xbd"' in raw, "label not replaced: %r" % raw[:400])
+    check(load(out)["run"]["label"] == "lab\ufffdel \ufffd", "document label %r" % load(out)["run"]["label"])
+    p = subprocess.run([promtool, "check", "metrics"], input=raw, capture_output=True, timeout=30)
+    said = (p.stdout + p.stderr).decode(errors="replace")
+    check("parsing error" not in said and "error" not in said.lower(), "promtool check metrics: %s" % said)
+
+
+@case
 def split_node_and_mod(ctx):
     out = ctx.path("node.json")
     rc, so, se, _ = ctx.run(["--split", "node", "-b", "1K", "-e", "1K", "-J", out], np=4)

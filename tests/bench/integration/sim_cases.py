@@ -242,6 +242,25 @@ def sim_cluster_fifo_is_refused(ctx):
 
 
 @case
+def address_space_limit_is_a_usage_error(ctx):
+    """Issue 32: the sim backend reserves (never touches) each rank's buffers; under an address-space
+    limit (ulimit -v) that cannot hold them, it exited 1 (internal). Now one line naming -e and the
+    limit, exit 6 (buffers that do not fit), and the document records the error."""
+    out = ctx.path("as.json")
+    cmd = "ulimit -v %d && exec \"$0\" \"$@\"" % (4 * 1024 * 1024)  # 4 GiB; 8 ranks x 2 x 1 GiB asked
+    p = subprocess.run(["bash", "-c", cmd, ctx.bench, "--backend", "sim", "--sim-cluster", SMALL, "--fidelity", "flow",
+                        "-b", "1G", "-e", "1G", "-n", "1", "-w", "0", "-J", out],
+                       capture_output=True, text=True, timeout=60, env=clean_env())
+    lines = railkit_lines(p.stderr)
+    check(p.returncode == 6, "rc %d (want 6): %s" % (p.returncode, p.stderr[-800:]))
+    check(len(lines) == 1 and lines[0].startswith("railkit-bench: error: -e/--maxbytes: the sim backend cannot reserve")
+          and "ulimit -v" in lines[0], "stderr %r" % lines)
+    # The same sizes without the limit run (nothing is ever backed by memory).
+    doc, _, _ = ctx.sim(["--fidelity", "flow", "-b", "1G", "-e", "1G", "-n", "1", "-w", "0"], cluster=SMALL)
+    check(len(doc["results"]) > 0, "no results without the limit")
+
+
+@case
 def prom_textfile_is_labelled_simulated(ctx):
     prom = ctx.path("sim.prom")
     doc, _, _ = ctx.sim(["--fidelity", "flow", "-b", "1M", "-e", "1M", "-n", "2", "--prom", prom])
