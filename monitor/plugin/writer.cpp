@@ -29,10 +29,17 @@ std::string file_base(const Config& cfg) {
   return cfg.dir + "/railkit-nccl-" + cfg.host + "-" + std::to_string(cfg.pid);
 }
 
-/// Writes `text` to `path` atomically; the error text, or empty.
+/// Writes `text` to `path` atomically; the error text, or empty. The temporary is a new file
+/// (O_EXCL|O_NOFOLLOW): in a shared directory a link planted at its name is never written through;
+/// a name taken is retried with the next counter value.
 std::string replace_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  std::string tmp;
+  int fd = -1;
+  for (unsigned attempt = 0; fd < 0 && attempt < 16; ++attempt) {
+    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(attempt);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) return "cannot write " + tmp + ": " + std::strerror(errno);
   const bool ok = write_fully(fd, text.data(), text.size());
   const int err = errno;
@@ -105,7 +112,7 @@ void Process::write_outputs(const std::string& lines, const std::vector<Entry*>&
   if (!lines.empty() && enabled()) {
     const std::string path = base + ".jsonl";
     const bool inject = cfg_.fault == "jsonl_write" && jsonl_writes_ >= 1;  // tests: the second write fails
-    const int fd = inject ? -1 : ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    const int fd = inject ? -1 : ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     bool ok = fd >= 0;
     for (std::size_t from = 0; ok && from < lines.size();) {  // one write() per line
       const std::size_t to = lines.find('\n', from) + 1;

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -268,6 +270,38 @@ TEST(ProfilerPlugin, NoDirectoryFailsInitWithOneLine) {
   EXPECT_NE(r.stdout_text.find("init_failed=8 warn_lines=1 "), std::string::npos) << r.stdout_text;
   EXPECT_NE(r.stdout_text.find("RAILKIT_MONITOR_DIR is not set"), std::string::npos) << r.stdout_text;
   EXPECT_TRUE(r.lines.empty());
+}
+
+TEST(ProfilerPlugin, LinksPlantedAtItsFileNamesAreNeverWrittenThrough) {
+  // Issue 32: in a shared RAILKIT_MONITOR_DIR another user could plant links at the names the
+  // plugin writes (the textfile's temporary was PATH.prom.tmp, opened with O_TRUNC; the JSON lines
+  // were appended through a link). The driver keeps the shell's pid (exec), so the names are known.
+  railkit::test::TempDir dir{"railkit-plugin-links"};
+  fs::create_directory(dir.path / "mon");
+  const fs::path victim = dir.path / "victim";
+  std::ofstream(victim) << "precious\n";
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const std::string base = (dir.path / "mon").string() + "/railkit-nccl-" + host + "-$$";
+  std::string plant;
+  for (const std::string suffix : {".prom.tmp", ".prom.tmp.$$.0", ".jsonl"})
+    plant += "ln -s " + victim.string() + " " + base + suffix + " && ";
+  const std::string out = (dir.path / "stdout.txt").string();
+  const std::string cmd = "sh -c '" + plant + "exec env -u RAILKIT_MONITOR_DIR -u RAILKIT_MONITOR_FAULT " RAILKIT_PLUGIN_DRIVE
+                          " --so " RAILKIT_PROFILER_PLUGIN_PATH " --out " + (dir.path / "mon").string() +
+                          " --ranks 2 --iters 6 --window-s 0.05 --tail-s 0.1' >" + out + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(out);
+  EXPECT_EQ(slurp(victim), "precious\n") << slurp(out);
+  // The JSON lines could not be written (the link is refused): recording is off, said once.
+  EXPECT_NE(slurp(out).find("warn_lines=1 "), std::string::npos) << slurp(out);
+  int proms = 0;
+  for (const auto& e : fs::directory_iterator(dir.path / "mon"))
+    if (e.path().filename().string().ends_with(".prom")) {
+      EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(e.path()))) << e.path();
+      ++proms;
+    }
+  EXPECT_EQ(proms, 1);
 }
 
 TEST(ProfilerPlugin, FullPoolsCountDropsThenTurnOffWithOneWarnLine) {
