@@ -534,7 +534,8 @@ def sync_times_each_operation_alone(ctx):
     # (20 ms: well above what a busy machine's scheduling adds)
     check(r["ranks"]["slowest_rank"] == 0 and r["ranks"]["time_us_max"] >= 10000,
           "rank 0 should wait for the delayed rank 1: %s" % r["ranks"])
-    check(r["ranks"]["time_us_min"] < 10000, "rank 1's clock includes its sleep: %s" % r["ranks"])
+    # Its clock would hold the whole 20 ms sleep; the operation alone may take ms on a loaded machine.
+    check(r["ranks"]["time_us_min"] < 20000, "rank 1's clock includes its sleep: %s" % r["ranks"])
     # Without --sync: back to back, said in the document and the table.
     out = ctx.path("b.json")
     rc, so, se, _ = ctx.run(["-b", "1K", "-e", "1K", "-n", "5", "-J", out], np=2)
