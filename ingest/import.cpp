@@ -115,6 +115,11 @@ std::size_t common_indent(const std::vector<std::string_view>& lines) {
 
 Unprefixed strip_line_prefixes(std::string_view text) {
   Unprefixed out{std::string(text), {}, 0};
+  strip_line_prefixes_in_place(out);
+  return out;
+}
+
+void strip_line_prefixes_in_place(Unprefixed& out) {
   for (int pass = 0; pass < 2; ++pass) {  // a time, then a rank label: two layers at most
     const auto lines = import_detail::lines_of(out.text);
     std::size_t nonempty = 0;
@@ -146,7 +151,6 @@ Unprefixed strip_line_prefixes(std::string_view text) {
     out.text = std::move(stripped);
     out.kinds.emplace_back("indented block");
   }
-  return out;
 }
 
 std::string_view import_source_name(ImportSource s) noexcept {
@@ -183,18 +187,27 @@ ImportSource detect_import_source(std::string_view original, const std::string& 
                                    join(import_source_names(), "|"));
 }
 
+std::optional<ImportSource> import_source_of_line(std::string_view line) {
+  for (const auto& x : kSources)
+    if (x.line_is_its(line)) return x.source;
+  return std::nullopt;
+}
+
+ImportResult import_parse(ImportSource source, std::string_view text, const std::string& file, const ImportOptions& o) {
+  for (const auto& x : kSources)
+    if (x.source == source) return x.parse(text, file, o);
+  throw UsageError("unknown import source");
+}
+
 ImportResult import_log(ImportSource source, std::string_view text, const std::string& file, const ImportOptions& o) {
   const Unprefixed u = strip_line_prefixes(text);
-  for (const auto& x : kSources) {
-    if (x.source != source) continue;
-    ImportResult r = x.parse(u.text, file, o);
-    for (auto& d : r.docs) {
-      d.doc.run.imported["bytes"] = text.size();
-      if (!u.kinds.empty()) d.doc.run.imported["line_prefix"] = u.kinds;
-    }
-    return r;
-  }
-  throw UsageError("unknown import source");
+  ImportOptions opts = o;
+  opts.on_document = [&](ImportedDocument& d) {
+    d.doc.run.imported["bytes"] = text.size();
+    if (!u.kinds.empty()) d.doc.run.imported["line_prefix"] = u.kinds;
+    if (o.on_document) o.on_document(d);
+  };
+  return import_parse(source, u.text, file, opts);
 }
 
 namespace import_detail {
@@ -226,6 +239,8 @@ double number(std::string_view tok, const std::string& file, std::size_t line, s
 
 std::uint64_t whole(std::string_view tok, const std::string& file, std::size_t line, std::string_view what) {
   const auto v = to_int(tok);
+  if (!v && !tok.empty() && tok.find_first_not_of("0123456789") == std::string_view::npos)
+    fail(file, line, std::string(what) + " '" + printable(tok) + "' does not fit in a 64-bit integer: not a figure railkit can hold");
   if (!v || *v < 0) fail(file, line, std::string(what) + " '" + printable(tok) + "' is not a non-negative integer");
   return static_cast<std::uint64_t>(*v);
 }

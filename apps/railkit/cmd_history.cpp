@@ -158,7 +158,7 @@ int run_show(const HistoryCli& c) {
       first = false;
     }
     std::cout << fmt::format("  {:<24} {:>12} {:>14}  {}{}\n", p.start_time, gbps(p.busbw_GBps), gbps(p.time_us_p50),
-                             p.path, p.wrong > 0 ? fmt::format("  ({} wrong values)", p.wrong) : "");
+                             p.path, p.wrong != 0 ? fmt::format("  ({} wrong values)", p.wrong) : "");
   }
   return 0;
 }
