@@ -104,13 +104,27 @@ constexpr LinePrefix kPrefixes[] = {
 
 /// The indentation every non-empty line shares (a log pasted as a markdown indented code block);
 /// 0 when a line starts in column 1, as every tool's own '#' lines do.
-std::size_t common_indent(const std::vector<std::string_view>& lines) {
+std::size_t common_indent(std::string_view text) {
   std::size_t indent = std::string_view::npos;
-  for (const auto l : lines) {
+  import_detail::LineCursor c{text};
+  for (std::string_view l; c.next(l);) {
     if (trim(l).empty()) continue;
     indent = std::min(indent, l.find_first_not_of(" \t"));
   }
   return indent == std::string_view::npos ? 0 : indent;
+}
+
+/// `text` with the first `cut(line)` characters of each line removed (lines without their "\r").
+template <typename Cut>
+std::string cut_lines(std::string_view text, Cut cut) {
+  std::string out;
+  out.reserve(text.size());
+  import_detail::LineCursor c{text};
+  for (std::string_view l; c.next(l);) {
+    out.append(l.substr(std::min(cut(l), l.size())));
+    if (c.pos <= text.size()) out.push_back('\n');  // the line had its newline
+  }
+  return out;
 }
 
 Unprefixed strip_line_prefixes(std::string_view text) {
@@ -121,34 +135,22 @@ Unprefixed strip_line_prefixes(std::string_view text) {
 
 void strip_line_prefixes_in_place(Unprefixed& out) {
   for (int pass = 0; pass < 2; ++pass) {  // a time, then a rank label: two layers at most
-    const auto lines = import_detail::lines_of(out.text);
     std::size_t nonempty = 0;
     std::vector<std::size_t> hits(std::size(kPrefixes));
-    for (const auto l : lines) {
+    import_detail::LineCursor c{out.text};
+    for (std::string_view l; c.next(l);) {
       if (trim(l).empty()) continue;
       ++nonempty;
       for (std::size_t k = 0; k < std::size(kPrefixes); ++k) hits[k] += kPrefixes[k].length(l) > 0;
     }
     const auto best = static_cast<std::size_t>(std::max_element(hits.begin(), hits.end()) - hits.begin());
     if (hits[best] == 0 || 2 * hits[best] < nonempty) break;
-    std::string stripped;
-    stripped.reserve(out.text.size());
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      const std::size_t n = kPrefixes[best].length(lines[i]);
-      stripped.append(lines[i].substr(n));
-      if (i + 1 < lines.size() || (!out.text.empty() && out.text.back() == '\n')) stripped.push_back('\n');
-    }
-    out.text = std::move(stripped);
+    out.text = cut_lines(out.text, kPrefixes[best].length);
     out.kinds.emplace_back(kPrefixes[best].kind);
     out.lines = std::max(out.lines, hits[best]);
   }
-  if (const auto lines = import_detail::lines_of(out.text); const std::size_t indent = common_indent(lines)) {
-    std::string stripped;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      stripped.append(lines[i].substr(std::min(indent, lines[i].size())));
-      if (i + 1 < lines.size() || out.text.back() == '\n') stripped.push_back('\n');
-    }
-    out.text = std::move(stripped);
+  if (const std::size_t indent = common_indent(out.text)) {
+    out.text = cut_lines(out.text, [indent](std::string_view) { return indent; });
     out.kinds.emplace_back("indented block");
   }
 }
@@ -212,17 +214,21 @@ ImportResult import_log(ImportSource source, std::string_view text, const std::s
 
 namespace import_detail {
 
+bool LineCursor::next(std::string_view& out) {
+  if (pos >= text.size()) return false;
+  std::size_t end = text.find('\n', pos);
+  if (end == std::string_view::npos) end = text.size();
+  out = text.substr(pos, end - pos);
+  if (!out.empty() && out.back() == '\r') out.remove_suffix(1);
+  pos = end + 1;
+  ++line;
+  return true;
+}
+
 std::vector<std::string_view> lines_of(std::string_view text) {
   std::vector<std::string_view> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    out.push_back(line);
-    pos = end + 1;
-  }
+  LineCursor c{text};
+  for (std::string_view line; c.next(line);) out.push_back(line);
   return out;
 }
 

@@ -110,6 +110,14 @@ namespace import_detail {
 
 /// The input's lines without their line ends ("\r\n" too); line i is lines[i - 1].
 std::vector<std::string_view> lines_of(std::string_view text);
+/// The same lines one at a time, for readers that need no look-ahead (no vector of the whole file).
+struct LineCursor {
+  std::string_view text;
+  std::size_t pos = 0;
+  std::size_t line = 0;  ///< the number of the line `next` gave last; after the end, the line count
+  /// The next line into `out`; false at the end.
+  bool next(std::string_view& out);
+};
 /// Throws UsageError "FILE:LINE: message".
 [[noreturn]] void fail(const std::string& file, std::size_t line, const std::string& message);
 /// A printed number, finite and >= 0 (a time, a bandwidth); throws via fail otherwise.

@@ -577,13 +577,13 @@ void TextImport::row(const std::vector<std::string>& tok, std::size_t ln) {
 }  // namespace
 
 ImportResult import_text(std::string_view text, const std::string& file, const ImportOptions& o) {
-  const auto lines = lines_of(text);
   TextImport t(text, file, o);
   if (!op_of_program(file, nullptr).empty()) t.file_program = file;
-  for (std::size_t i = 0; i < lines.size(); ++i) t.read_line(lines[i], i + 1);
-  t.close(lines.size());
+  LineCursor lines{text};
+  for (std::string_view line; lines.next(line);) t.read_line(line, lines.line);
+  t.close(lines.line);
   if (t.out.docs.empty()) {
-    fail(file, lines.size() ? lines.size() : 1,
+    fail(file, lines.line ? lines.line : 1,
          "no nccl-tests table (a '#  size  count  type ...' header with rows after it) in the file");
   }
   return std::move(t.out);

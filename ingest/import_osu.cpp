@@ -194,12 +194,12 @@ void OsuImport::finish(std::size_t nlines) {
 }  // namespace
 
 ImportResult import_osu(std::string_view text, const std::string& file, const ImportOptions& o) {
-  const auto lines = lines_of(text);
+  LineCursor lines{text};
   OsuImport osu(file, o, new_document(ImportSource::Osu, file, text, "OSU text"));
   osu.d.run.timing_method = "barrier_separated";
   osu.nranks = o.nranks;
-  for (std::size_t i = 0; i < lines.size(); ++i) osu.read_line(lines[i], i + 1);
-  osu.finish(lines.size());
+  for (std::string_view line; lines.next(line);) osu.read_line(line, lines.line);
+  osu.finish(lines.line);
   ImportResult out;
   const std::string stem = stem_of(file);
   osu.d.run.label = !o.label.empty() ? o.label : stem;
