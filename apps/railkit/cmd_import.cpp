@@ -50,6 +50,10 @@ std::vector<fs::path> targets_of(const ImportCliOptions& o, bool one_file, const
                        " documents to write; a file takes one, give a directory");
     targets.push_back(out);
   } else {
+    std::error_code ec;
+    for (const auto& in : o.inputs)  // --out LOG (no .json) would be a directory over the log
+      if (fs::equivalent(out, in, ec))
+        throw UsageError("--out " + o.out + ": that is the input " + in + "; write to another directory");
     std::map<std::string, std::string> seen;
     for (std::size_t i = 0; i < docs.size(); ++i) {
       const std::string file = docs[i].name + ".json";

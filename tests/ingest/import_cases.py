@@ -179,6 +179,13 @@ def out_that_is_an_input_is_refused_and_imports_are_all_or_nothing(ctx):
     rc, _, err = ctx.run("import", src, "--out", src)
     check(rc == 6 and len(err.strip().splitlines()) == 1 and "is the input" in err, f"exit {rc}: {err}")
     check(open(src, "rb").read() == before, "the input was replaced")
+    os.symlink(src, ctx.path("link.json"))  # written through to the input
+    rc, _, err = ctx.run("import", src, "--out", ctx.path("link.json"))
+    check(rc == 6 and "is the input" in err and open(src, "rb").read() == before, f"exit {rc}: {err}")
+    log_out = ctx.path("plain.log")
+    shutil.copy(fx("nccl-2.18_all_reduce_perf.log"), log_out)
+    rc, _, err = ctx.run("import", log_out, "--out", log_out)
+    check(rc == 6 and "that is the input" in err, f"exit {rc}: {err}")
     os.makedirs(ctx.path("d"))
     log = ctx.path("d", "run.json")  # a text log named .json: its document would be d/run.json
     shutil.copy(fx("nccl-2.18_all_reduce_perf.log"), log)
