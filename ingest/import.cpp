@@ -246,7 +246,7 @@ double number(std::string_view tok, const std::string& file, std::size_t line, s
 std::uint64_t whole(std::string_view tok, const std::string& file, std::size_t line, std::string_view what) {
   const auto v = to_int(tok);
   if (!v && !tok.empty() && tok.find_first_not_of("0123456789") == std::string_view::npos)
-    fail(file, line, std::string(what) + " '" + printable(tok) + "' does not fit in a 64-bit integer: not a figure railkit can hold");
+    fail(file, line, std::string(what) + " '" + printable(tok) + "' is past 2^63 - 1: not a figure railkit can hold");
   if (!v || *v < 0) fail(file, line, std::string(what) + " '" + printable(tok) + "' is not a non-negative integer");
   return static_cast<std::uint64_t>(*v);
 }

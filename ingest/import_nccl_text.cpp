@@ -462,7 +462,7 @@ void TextImport::row_line(std::vector<std::string> tok, std::size_t ln, bool cut
   if (run->pending.empty()) {
     if (!to_int(tok[0])) {
       if (tok[0].find_first_not_of("0123456789") == std::string::npos)  // digits only: a size past 64 bits
-        fail(file, ln, "size '" + printable(tok[0]) + "' does not fit in a 64-bit integer: not a size railkit can hold");
+        fail(file, ln, "size '" + printable(tok[0]) + "' is past 2^63 - 1: not a size railkit can hold");
       return;  // other text between rows
     }
     // all_gather and alltoall before 2.13.1 print an empty redop: a figure follows the type.

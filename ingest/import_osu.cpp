@@ -86,7 +86,7 @@ void OsuImport::read_line(std::string_view line, std::size_t ln) {
   if (tok.empty() || line.rfind("#", 0) == 0 || columns.empty()) return;
   if (!to_int(tok[0])) {
     if (tok[0].find_first_not_of("0123456789") == std::string::npos)  // digits only: a size past 64 bits
-      fail(file, ln, "Size '" + printable(tok[0]) + "' does not fit in a 64-bit integer: not a size railkit can hold");
+      fail(file, ln, "Size '" + printable(tok[0]) + "' is past 2^63 - 1: not a size railkit can hold");
     return;
   }
   row_line(tok, ln);
