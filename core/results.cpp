@@ -133,10 +133,40 @@ void update_summary(ResultsDocument& doc) {
   doc.summary.errors = wrong;
 }
 
+std::string dump_record(const ResultRecord& r, int indent) { return json_dump(record_json(r), indent); }
+
+namespace {
+
+/// `head` (the document dumped with `indent` >= 0 and an empty "results" array) with the records
+/// dumped one at a time into that array: the text json_dump gives for the whole tree, without
+/// building the tree of every record at once (an imported log may hold 10^5 records).
+std::string splice_records(const std::string& head, const std::vector<ResultRecord>& records, int indent) {
+  const std::string pad(static_cast<std::size_t>(indent), ' ');
+  const std::string key = "\n" + pad + "\"results\": []";
+  const auto at = head.find(key);  // the top level's keys are the only ones indented this little
+  if (at == std::string::npos || records.empty()) return head;
+  std::string out = head.substr(0, at + key.size() - 1);
+  const std::string item_pad = "\n" + pad + pad;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    out += item_pad;
+    for (const char c : dump_record(records[i], indent)) {
+      if (c == '\n') out += item_pad;  // strings are escaped: every newline is the dump's own
+      else out += c;
+    }
+    if (i + 1 < records.size()) out += ',';
+  }
+  out += "\n" + pad + "]";
+  out.append(head, at + key.size(), std::string::npos);
+  return out;
+}
+
+}  // namespace
+
 std::string dump_results(const ResultsDocument& d, int indent) {
   const RunInfo& r = d.run;
   ojson results = ojson::array();
-  for (const auto& rec : d.results) results.push_back(record_json(rec));
+  if (indent <= 0)  // one line (or no indentation to tell the top level by): the whole tree
+    for (const auto& rec : d.results) results.push_back(record_json(rec));
   ojson observed = ojson::parse(json_dump(d.observed));
   ojson options = ojson::parse(json_dump(r.options));
   ojson error = nullptr;
@@ -179,7 +209,7 @@ std::string dump_results(const ResultsDocument& d, int indent) {
     erase_absent(run, run_keys);
     erase_absent(j["summary"], summary_keys);
   }
-  return json_dump(j, indent) + "\n";
+  return (indent <= 0 ? json_dump(j, indent) : splice_records(json_dump(j, indent), d.results, indent)) + "\n";
 }
 
 void from_json(const json& j, ResultsDocument& d) {

@@ -122,8 +122,11 @@ void refuse_imported(const ResultsDocument& d, const std::string& path, const st
 /// Recomputes summary.avg_busbw_GBps and summary.errors from results.
 void update_summary(ResultsDocument& doc);
 
-/// The document as JSON text, keys in schema order.
+/// The document as JSON text, keys in schema order. With indent >= 0 the records are dumped one
+/// at a time (memory: the text and one record's tree, not a tree of the whole document).
 std::string dump_results(const ResultsDocument& d, int indent = 2);
+/// One record as dump_results writes it inside `results` (at the top level: not indented further).
+std::string dump_record(const ResultRecord& r, int indent = 2);
 /// Throws UsageError when the document is not railkit.results/1, a field has the wrong type, or
 /// a run.backend "sim" document does not say simulated: true.
 void from_json(const nlohmann::json& j, ResultsDocument& d);

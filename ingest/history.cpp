@@ -156,6 +156,13 @@ void refuse_unless_history(sqlite3* db, const std::string& path) {
 /// core's median, but NaN (unknown) rather than 0 for no values.
 double median_or_nan(const std::vector<double>& v) { return v.empty() ? std::nan("") : railkit::median(v); }
 
+/// `sum` plus the wrong elements `w` of one record, saturating at INT64_MAX: a negative count (no
+/// tool prints one) counts as its size, so any non-zero count stays a wrong result, never 0.
+std::int64_t add_wrong(std::int64_t sum, std::int64_t w) {
+  const std::int64_t mag = w == INT64_MIN ? INT64_MAX : (w < 0 ? -w : w);
+  return sum > INT64_MAX - mag ? INT64_MAX : sum + mag;
+}
+
 /// One record as read from a document or the database.
 struct Raw {
   Point p;
@@ -185,7 +192,7 @@ std::vector<Point> aggregate(const std::vector<Raw>& raws) {
     p.time_us_p99 = med(&Point::time_us_p99);
     p.time_us_avg = med(&Point::time_us_avg);
     p.wrong = 0;
-    for (const Raw* r : g) p.wrong += r->p.wrong;
+    for (const Raw* r : g) p.wrong = add_wrong(p.wrong, r->p.wrong);
     out.push_back(std::move(p));
   }
   return out;
@@ -534,7 +541,7 @@ std::vector<Judgement> check(const std::vector<Point>& targets, const std::vecto
   for (const Point& p : all) by_key[p.key].push_back(&p);
   std::vector<Judgement> out;
   for (const Point& t : targets) {
-    if (t.wrong > 0) {
+    if (t.wrong != 0) {
       Judgement j;
       j.point = t;
       j.reason = fmt::format("the result has {} wrong values", t.wrong);
@@ -553,7 +560,7 @@ std::vector<Judgement> check(const std::vector<Point>& targets, const std::vecto
         if (self != ps.end() || !(t.start_time < (*p)->start_time)) before.push_back(*p);
       for (auto p = before.rbegin(); p != before.rend() && static_cast<int>(hist.size()) < rule.last; ++p) {
         const Point& h = **p;
-        if (h.wrong > 0 || !std::isfinite(h.busbw_GBps)) continue;
+        if (h.wrong != 0 || !std::isfinite(h.busbw_GBps)) continue;
         hist.push_back(h.busbw_GBps);
       }
     }

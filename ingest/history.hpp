@@ -56,7 +56,7 @@ struct Point {
   std::string content_hash;
   double busbw_GBps = 0;
   double time_us_p50 = 0, time_us_p99 = 0, time_us_avg = 0;
-  std::int64_t wrong = 0;  ///< wrong elements (0 also when not checked)
+  std::int64_t wrong = 0;  ///< wrong elements (0 also when not checked); saturates at INT64_MAX, never negative
 };
 
 /// Counts of an add.

@@ -104,49 +104,55 @@ constexpr LinePrefix kPrefixes[] = {
 
 /// The indentation every non-empty line shares (a log pasted as a markdown indented code block);
 /// 0 when a line starts in column 1, as every tool's own '#' lines do.
-std::size_t common_indent(const std::vector<std::string_view>& lines) {
+std::size_t common_indent(std::string_view text) {
   std::size_t indent = std::string_view::npos;
-  for (const auto l : lines) {
+  import_detail::LineCursor c{text};
+  for (std::string_view l; c.next(l);) {
     if (trim(l).empty()) continue;
     indent = std::min(indent, l.find_first_not_of(" \t"));
   }
   return indent == std::string_view::npos ? 0 : indent;
 }
 
+/// `text` with the first `cut(line)` characters of each line removed (lines without their "\r").
+template <typename Cut>
+std::string cut_lines(std::string_view text, Cut cut) {
+  std::string out;
+  out.reserve(text.size());
+  import_detail::LineCursor c{text};
+  for (std::string_view l; c.next(l);) {
+    out.append(l.substr(std::min(cut(l), l.size())));
+    if (c.pos <= text.size()) out.push_back('\n');  // the line had its newline
+  }
+  return out;
+}
+
 Unprefixed strip_line_prefixes(std::string_view text) {
   Unprefixed out{std::string(text), {}, 0};
+  strip_line_prefixes_in_place(out);
+  return out;
+}
+
+void strip_line_prefixes_in_place(Unprefixed& out) {
   for (int pass = 0; pass < 2; ++pass) {  // a time, then a rank label: two layers at most
-    const auto lines = import_detail::lines_of(out.text);
     std::size_t nonempty = 0;
     std::vector<std::size_t> hits(std::size(kPrefixes));
-    for (const auto l : lines) {
+    import_detail::LineCursor c{out.text};
+    for (std::string_view l; c.next(l);) {
       if (trim(l).empty()) continue;
       ++nonempty;
       for (std::size_t k = 0; k < std::size(kPrefixes); ++k) hits[k] += kPrefixes[k].length(l) > 0;
     }
     const auto best = static_cast<std::size_t>(std::max_element(hits.begin(), hits.end()) - hits.begin());
     if (hits[best] == 0 || 2 * hits[best] < nonempty) break;
-    std::string stripped;
-    stripped.reserve(out.text.size());
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      const std::size_t n = kPrefixes[best].length(lines[i]);
-      stripped.append(lines[i].substr(n));
-      if (i + 1 < lines.size() || (!out.text.empty() && out.text.back() == '\n')) stripped.push_back('\n');
-    }
-    out.text = std::move(stripped);
+    out.text = cut_lines(out.text, kPrefixes[best].length);
     out.kinds.emplace_back(kPrefixes[best].kind);
     out.lines = std::max(out.lines, hits[best]);
   }
-  if (const auto lines = import_detail::lines_of(out.text); const std::size_t indent = common_indent(lines)) {
-    std::string stripped;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      stripped.append(lines[i].substr(std::min(indent, lines[i].size())));
-      if (i + 1 < lines.size() || out.text.back() == '\n') stripped.push_back('\n');
-    }
-    out.text = std::move(stripped);
+  if (const std::size_t indent = common_indent(out.text)) {
+    out.text = cut_lines(out.text, [indent](std::string_view) { return indent; });
     out.kinds.emplace_back("indented block");
   }
-  return out;
 }
 
 std::string_view import_source_name(ImportSource s) noexcept {
@@ -183,33 +189,46 @@ ImportSource detect_import_source(std::string_view original, const std::string& 
                                    join(import_source_names(), "|"));
 }
 
+std::optional<ImportSource> import_source_of_line(std::string_view line) {
+  for (const auto& x : kSources)
+    if (x.line_is_its(line)) return x.source;
+  return std::nullopt;
+}
+
+ImportResult import_parse(ImportSource source, std::string_view text, const std::string& file, const ImportOptions& o) {
+  for (const auto& x : kSources)
+    if (x.source == source) return x.parse(text, file, o);
+  throw UsageError("unknown import source");
+}
+
 ImportResult import_log(ImportSource source, std::string_view text, const std::string& file, const ImportOptions& o) {
   const Unprefixed u = strip_line_prefixes(text);
-  for (const auto& x : kSources) {
-    if (x.source != source) continue;
-    ImportResult r = x.parse(u.text, file, o);
-    for (auto& d : r.docs) {
-      d.doc.run.imported["bytes"] = text.size();
-      if (!u.kinds.empty()) d.doc.run.imported["line_prefix"] = u.kinds;
-    }
-    return r;
-  }
-  throw UsageError("unknown import source");
+  ImportOptions opts = o;
+  opts.on_document = [&](ImportedDocument& d) {
+    d.doc.run.imported["bytes"] = text.size();
+    if (!u.kinds.empty()) d.doc.run.imported["line_prefix"] = u.kinds;
+    if (o.on_document) o.on_document(d);
+  };
+  return import_parse(source, u.text, file, opts);
 }
 
 namespace import_detail {
 
+bool LineCursor::next(std::string_view& out) {
+  if (pos >= text.size()) return false;
+  std::size_t end = text.find('\n', pos);
+  if (end == std::string_view::npos) end = text.size();
+  out = text.substr(pos, end - pos);
+  if (!out.empty() && out.back() == '\r') out.remove_suffix(1);
+  pos = end + 1;
+  ++line;
+  return true;
+}
+
 std::vector<std::string_view> lines_of(std::string_view text) {
   std::vector<std::string_view> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    out.push_back(line);
-    pos = end + 1;
-  }
+  LineCursor c{text};
+  for (std::string_view line; c.next(line);) out.push_back(line);
   return out;
 }
 
@@ -226,6 +245,8 @@ double number(std::string_view tok, const std::string& file, std::size_t line, s
 
 std::uint64_t whole(std::string_view tok, const std::string& file, std::size_t line, std::string_view what) {
   const auto v = to_int(tok);
+  if (!v && !tok.empty() && tok.find_first_not_of("0123456789") == std::string_view::npos)
+    fail(file, line, std::string(what) + " '" + printable(tok) + "' is past 2^63 - 1: not a figure railkit can hold");
   if (!v || *v < 0) fail(file, line, std::string(what) + " '" + printable(tok) + "' is not a non-negative integer");
   return static_cast<std::uint64_t>(*v);
 }

@@ -54,6 +54,7 @@ struct Section {
   std::vector<std::string> columns;
   std::size_t header_line = 0;
   std::vector<ResultRecord> rows;
+  std::optional<RecordBudget> budget;  ///< the rows' text so far
 };
 
 /// What the file's header lines say (IMB prints them once, before the first section); every
@@ -137,7 +138,8 @@ void ImbImport::close(std::size_t last) {
     const std::string stem = stem_of(file);
     const std::string name = stem + "." + slug(sec->bench) + (sec->nranks > 0 ? ".np" + std::to_string(sec->nranks) : "");
     d.run.label = !o.label.empty() ? o.label : name;
-    out.docs.push_back(ImportedDocument{name, std::move(d)});
+    out.docs.push_back(ImportedDocument{name, std::move(d), "", 0, ""});
+    if (o.on_document) o.on_document(out.docs.back());
   }
   sec.reset();
 }
@@ -237,6 +239,7 @@ void ImbImport::read_line(std::size_t i) {
   if (line.rfind("# Benchmarking ", 0) == 0) {
     close(ln - 1);
     sec.emplace();
+    sec->budget.emplace(o);
     sec->bench = std::string(trim(line.substr(15)));
     sec->known = find_bench(sec->bench);
     sec->line = ln;
@@ -284,10 +287,13 @@ void ImbImport::row_line(const std::vector<std::string>& tok, std::size_t ln) {
   if (!bytes || !t_avg) fail(file, ln, "the IMB header has no #bytes or time column");
   if (sec->known->times_n && sec->nranks <= 0)
     fail(file, ln, "IMB " + sec->bench + "'s #bytes is one rank's block: railkit's bytes need the '# #processes' line");
-  const std::uint64_t rk_bytes = sec->known->times_n ? *bytes * static_cast<std::uint64_t>(sec->nranks) : *bytes;
+  const std::uint64_t rk_bytes = sec->known->times_n ? times_ranks(*bytes, static_cast<std::uint64_t>(sec->nranks), file, ln,
+                                                                   "IMB " + sec->bench + "'s #bytes " + std::to_string(*bytes))
+                                                      : *bytes;
   ResultRecord r = new_record(std::string(sec->known->op), rk_bytes, false, *t_avg, ln);
   r.observed["source_bytes"] = *bytes;
   set_iters_and_rank_spread(r, reps, t_min, t_max);
+  sec->budget->add(r, file, ln);
   sec->rows.push_back(std::move(r));
 }
 

@@ -211,7 +211,13 @@ ResultRecord json_placement(const json& row, const json& p, const std::string& w
   r.algbw_GBps = num("alg_bw");
   r.busbw_GBps = num("bus_bw");
   if (p.contains("nwrong") && !p["nwrong"].is_null()) {
-    r.wrong = static_cast<std::int64_t>(num("nwrong"));
+    // A whole number below 2^63, or refused (1e300 or 2^64 would not fit: never wrapped or saturated).
+    try {
+      r.wrong = field<std::int64_t>(p, "nwrong", w + "." + key);
+    } catch (const UsageError& e) {
+      fail(file, 1, std::string(e.what()) + ": not a count of wrong elements railkit can store");
+    }
+    if (*r.wrong < 0) fail(file, 1, w + "." + key + ".nwrong is negative: not a count of wrong elements");
     r.absent.erase("wrong");
   }
   if (row.contains("actual_iterations")) {
@@ -222,8 +228,10 @@ ResultRecord json_placement(const json& row, const json& p, const std::string& w
 }
 
 /// results[]: one record per printed placement; `op` from the first row's shape when still empty.
-void json_results(const json& results, ResultsDocument& d, std::string& op, int nranks, const std::string& file) {
+void json_results(const json& results, ResultsDocument& d, std::string& op, int nranks, const std::string& file,
+                  const ImportOptions& o) {
   if (!results.is_array()) fail(file, 1, "results is not a list");
+  RecordBudget budget(o);
   for (std::size_t k = 0; k < results.size(); ++k) {
     const json& row = results[k];
     const std::string w = "results[" + std::to_string(k) + "]";
@@ -253,6 +261,7 @@ void json_results(const json& results, ResultsDocument& d, std::string& op, int 
       r.count = count;
       for (const char* a : {"dtype", "redop", "root", "count", "algbw_GBps", "busbw_GBps"}) r.absent.erase(a);
       d.results.push_back(json_placement(row, row[key], w, key, std::move(r), file));
+      budget.add(d.results.back(), file, 1);
     }
   }
 }
@@ -267,7 +276,7 @@ ImportResult import_json(std::string_view text, const std::string& file, const I
     d.run.options = json_options(c);
     known(d, "options");
     const JsonDevices devs = json_devices(c);
-    json_results(json_member(j, "results", "document"), d, op, devs.nranks, file);
+    json_results(json_member(j, "results", "document"), d, op, devs.nranks, file, o);
     if (j.contains("out_of_bounds")) {
       d.summary.errors = field<std::int64_t>(json_member(j, "out_of_bounds", "document"), "count", "out_of_bounds");
       known(d, "summary.errors");
@@ -281,7 +290,8 @@ ImportResult import_json(std::string_view text, const std::string& file, const I
   });
   if (d.results.empty()) fail(file, 1, "no results in the nccl-tests JSON");
   ImportResult out;
-  out.docs.push_back(ImportedDocument{"", std::move(d)});
+  out.docs.push_back(ImportedDocument{"", std::move(d), "", 0, ""});
+  if (o.on_document) o.on_document(out.docs.back());
   return out;
 }
 
@@ -297,8 +307,7 @@ ImportResult import_nccl_tests(std::string_view text, const std::string& file, c
   for (std::size_t k = 0; k < out.docs.size(); ++k) {
     auto& d = out.docs[k];
     d.name = out.docs.size() == 1 ? stem : stem + "." + std::to_string(k + 1);
-    d.doc.run.label = !o.label.empty() ? o.label : d.name;
-    d.doc.run.timing_method = "back_to_back";
+    set_label(d, !o.label.empty() ? o.label : d.name);  // timing_method: new_document's back_to_back
   }
   return out;
 }

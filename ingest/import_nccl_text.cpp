@@ -158,6 +158,7 @@ struct Run {
   std::vector<std::size_t> joined;      ///< first lines of rows joined again
   std::map<std::string, std::pair<std::uint64_t, int>> last;  ///< per dtype/redop/root: last size and cycle
   json devices = json::array();
+  std::optional<RecordBudget> budget;  ///< the records' text so far
 };
 
 /// Reads nccl-tests' text output line by line: one Run per table, one function per kind of line.
@@ -192,6 +193,7 @@ struct TextImport {
 
 void TextImport::open(std::size_t line) {
   run.emplace();
+  run->budget.emplace(o);
   run->doc = new_document(ImportSource::NcclTests, file, text, "nccl-tests text");
   run->first_line = line;
   if (!pending_program.empty()) program_line(pending_program, pending_program_line);
@@ -227,7 +229,8 @@ void TextImport::close(std::size_t line) {
     if (!run->joined.empty()) d.run.imported["rows_joined"] = run->joined;
     d.run.imported["first_line"] = run->first_line;
     d.run.imported["last_line"] = line;
-    out.docs.push_back(ImportedDocument{"", std::move(d)});
+    out.docs.push_back(ImportedDocument{"", std::move(d), "", 0, ""});
+    if (o.on_document) o.on_document(out.docs.back());
   }
   run.reset();
 }
@@ -457,7 +460,11 @@ void TextImport::row_line(std::vector<std::string> tok, std::size_t ln, bool cut
   if (!run->layout || run->footer || tok.empty()) return;
   const Layout& l = *run->layout;
   if (run->pending.empty()) {
-    if (!to_int(tok[0])) return;  // other text between rows
+    if (!to_int(tok[0])) {
+      if (tok[0].find_first_not_of("0123456789") == std::string::npos)  // digits only: a size past 64 bits
+        fail(file, ln, "size '" + printable(tok[0]) + "' is past 2^63 - 1: not a size railkit can hold");
+      return;  // other text between rows
+    }
     // all_gather and alltoall before 2.13.1 print an empty redop: a figure follows the type.
     if (l.has_redop && tok.size() > 3 && to_double(tok[3])) tok.insert(tok.begin() + 3, "");
     if (!cut) return row(tok, ln);
@@ -484,8 +491,15 @@ ResultRecord TextImport::placement(const std::vector<std::string>& tok, std::siz
     else if (name == "algbw") r.algbw_GBps = number(t, file, ln, name), r.absent.erase("algbw_GBps");
     else if (name == "busbw") r.busbw_GBps = number(t, file, ln, name), r.absent.erase("busbw_GBps");
     else if (name == "#wrong" && t != "N/A") {
+      if (const auto exact = to_int(t); exact && *exact >= 0) {  // as printed (%ld): exact up to 2^63 - 1
+        r.wrong = *exact;
+        r.absent.erase("wrong");
+        continue;
+      }
       const double w = number(t, file, ln, "#wrong");
-      if (w != std::floor(w) || w > 9.0e18) fail(file, ln, "#wrong '" + printable(t) + "' is not a count of wrong elements");
+      if (w != std::floor(w)) fail(file, ln, "#wrong '" + printable(t) + "' is not a count of wrong elements");
+      if (w >= 0x1p63)  // would not fit the document's integer: refused, never wrapped or saturated
+        fail(file, ln, "#wrong '" + printable(t) + "' is more wrong elements than railkit can store (at most 2^63 - 1)");
       r.wrong = static_cast<std::int64_t>(w);
       r.absent.erase("wrong");
     } else if (name == "error" && t != "N/A") {
@@ -550,6 +564,8 @@ void TextImport::row(const std::vector<std::string>& tok, std::size_t ln) {
   } else {  // only the in-place placement (trace replay prints no out-of-place columns)
     run->doc.results.push_back(placement(tok, l.pre, base, true, ln));
   }
+  for (std::size_t at = run->doc.results.size() - (groups == l.groups ? groups : 1); at < run->doc.results.size(); ++at)
+    run->budget->add(run->doc.results[at], file, ln);
   const std::string& alg = tok[l.pre + 1];
   if (const double a = to_double(alg).value_or(0); a > run->ratio_alg_value)
     run->ratio_alg_value = a, run->ratio_alg = alg, run->ratio_bus = tok[l.pre + 2];
@@ -561,13 +577,13 @@ void TextImport::row(const std::vector<std::string>& tok, std::size_t ln) {
 }  // namespace
 
 ImportResult import_text(std::string_view text, const std::string& file, const ImportOptions& o) {
-  const auto lines = lines_of(text);
   TextImport t(text, file, o);
   if (!op_of_program(file, nullptr).empty()) t.file_program = file;
-  for (std::size_t i = 0; i < lines.size(); ++i) t.read_line(lines[i], i + 1);
-  t.close(lines.size());
+  LineCursor lines{text};
+  for (std::string_view line; lines.next(line);) t.read_line(line, lines.line);
+  t.close(lines.line);
   if (t.out.docs.empty()) {
-    fail(file, lines.size() ? lines.size() : 1,
+    fail(file, lines.line ? lines.line : 1,
          "no nccl-tests table (a '#  size  count  type ...' header with rows after it) in the file");
   }
   return std::move(t.out);

@@ -49,7 +49,8 @@ std::vector<std::string> header_columns(std::string_view line) {
 
 /// Reads one OSU test's output line by line into one document.
 struct OsuImport {
-  OsuImport(const std::string& f, const ImportOptions& opts, ResultsDocument doc) : file(f), o(opts), d(std::move(doc)) {}
+  OsuImport(const std::string& f, const ImportOptions& opts, ResultsDocument doc)
+      : file(f), o(opts), d(std::move(doc)), budget(opts) {}
 
   const std::string& file;
   const ImportOptions& o;
@@ -59,6 +60,7 @@ struct OsuImport {
   std::vector<std::string> columns;
   std::size_t header_line = 0, title_line = 0;
   int nranks = 0;
+  RecordBudget budget;  ///< the records' text so far
 
   void read_line(std::string_view line, std::size_t ln);
   void title(std::string_view line, std::size_t ln);
@@ -81,7 +83,12 @@ void OsuImport::read_line(std::string_view line, std::size_t ln) {
     return;
   }
   const auto tok = split_ws(line);
-  if (tok.empty() || line.rfind("#", 0) == 0 || columns.empty() || !to_int(tok[0])) return;
+  if (tok.empty() || line.rfind("#", 0) == 0 || columns.empty()) return;
+  if (!to_int(tok[0])) {
+    if (tok[0].find_first_not_of("0123456789") == std::string::npos)  // digits only: a size past 64 bits
+      fail(file, ln, "Size '" + printable(tok[0]) + "' is past 2^63 - 1: not a size railkit can hold");
+    return;
+  }
   row_line(tok, ln);
 }
 
@@ -122,7 +129,8 @@ void OsuImport::row_line(const std::vector<std::string>& tok, std::size_t ln) {
   }
   if (test->times_n && nranks <= 0)
     fail(file, ln, "OSU " + std::string(test->title) + "'s Size is one rank's block and OSU prints no rank count: pass --nranks");
-  const std::uint64_t bytes = test->times_n ? size * static_cast<std::uint64_t>(nranks) : size;
+  const std::uint64_t bytes =
+      test->times_n ? times_ranks(size, static_cast<std::uint64_t>(nranks), file, ln, "OSU Size " + std::to_string(size)) : size;
   ResultRecord r;
   if (mbps) {
     // osu_bw: MB/s (1e6 B/s) as printed is algbw; the time per message is derived from it.
@@ -153,6 +161,7 @@ void OsuImport::row_line(const std::vector<std::string>& tok, std::size_t ln) {
     r.absent.erase("root");
   }
   set_iters_and_rank_spread(r, iters, lo, hi);
+  budget.add(r, file, ln);
   d.results.push_back(std::move(r));
 }
 
@@ -185,16 +194,17 @@ void OsuImport::finish(std::size_t nlines) {
 }  // namespace
 
 ImportResult import_osu(std::string_view text, const std::string& file, const ImportOptions& o) {
-  const auto lines = lines_of(text);
+  LineCursor lines{text};
   OsuImport osu(file, o, new_document(ImportSource::Osu, file, text, "OSU text"));
   osu.d.run.timing_method = "barrier_separated";
   osu.nranks = o.nranks;
-  for (std::size_t i = 0; i < lines.size(); ++i) osu.read_line(lines[i], i + 1);
-  osu.finish(lines.size());
+  for (std::string_view line; lines.next(line);) osu.read_line(line, lines.line);
+  osu.finish(lines.line);
   ImportResult out;
   const std::string stem = stem_of(file);
   osu.d.run.label = !o.label.empty() ? o.label : stem;
-  out.docs.push_back(ImportedDocument{stem, std::move(osu.d)});
+  out.docs.push_back(ImportedDocument{stem, std::move(osu.d), "", 0, ""});
+  if (o.on_document) o.on_document(out.docs.back());
   return out;
 }
 

@@ -171,7 +171,7 @@ int run_show(const HistoryCli& c) {
     }
     std::cout << fmt::format("  {:<24} {:>12} {:>14}  {}{}\n", terminal_field(p.start_time), gbps(p.busbw_GBps),
                              gbps(p.time_us_p50), terminal_field(p.path),
-                             p.wrong > 0 ? fmt::format("  ({} wrong values)", p.wrong) : "");
+                             p.wrong != 0 ? fmt::format("  ({} wrong values)", p.wrong) : "");
   }
   return 0;
 }

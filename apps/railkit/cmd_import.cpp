@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,32 +26,34 @@ struct ImportCliOptions {
   ingest::ImportOptions import;
 };
 
-int run_import(const ImportCliOptions& o) {
-  std::vector<ingest::ImportedDocument> docs;
-  std::vector<std::string> sources;  // the input of each document
-  for (const auto& in : o.inputs) {
-    const std::string text = read_input_file(in, "input");
-    const ingest::ImportSource src = o.from.empty() ? ingest::detect_import_source(text, in) : ingest::parse_import_source(o.from);
-    ingest::ImportResult r = ingest::import_log(src, text, in, o.import);
-    for (const auto& n : r.notes) std::cerr << "railkit import: note: " << printable(n, 400) << "\n";
-    for (auto& d : r.docs) {
-      sources.push_back(in);
-      docs.push_back(std::move(d));
-    }
-  }
-  if (docs.empty()) throw UsageError("railkit import: nothing to import (every section was skipped)");
-  // --out X.json with one document: that file; otherwise a directory of NAME.json.
+/// Refuses a target that is one of the inputs (--out naming a log, or a directory where a
+/// document's name is an input's): it would replace the log being imported, as profile export
+/// refuses its own profile.
+void refuse_input_as_target(const fs::path& target, const std::vector<std::string>& inputs, const std::string& out) {
+  std::error_code ec;
+  const fs::path written = write_target(target);
+  for (const auto& in : inputs)
+    if (fs::equivalent(written, in, ec))
+      throw UsageError("--out " + out + ": " + target.string() + " is the input " + in +
+                       ": importing would replace the log; write to another file or directory");
+}
+
+/// Where each document goes: --out X.json with one document, else DIR/NAME.json. Checked whole
+/// before anything is written (a target that is an input, a directory, a device).
+std::vector<fs::path> targets_of(const ImportCliOptions& o, bool one_file, const std::vector<ingest::ImportedDocument>& docs,
+                                 const std::vector<std::string>& sources) {
   const fs::path out = o.out;
   std::vector<fs::path> targets;
-  if (out.extension() == ".json" && !fs::is_directory(out)) {
+  if (one_file) {
     if (docs.size() != 1)
       throw UsageError("--out " + o.out + ": " + std::to_string(docs.size()) +
                        " documents to write; a file takes one, give a directory");
     targets.push_back(out);
   } else {
     std::error_code ec;
-    fs::create_directories(out, ec);
-    if (ec || !fs::is_directory(out)) throw IoError("--out " + o.out + ": cannot create the directory (" + ec.message() + ")");
+    for (const auto& in : o.inputs)  // --out LOG (no .json) would be a directory over the log
+      if (fs::equivalent(out, in, ec))
+        throw UsageError("--out " + o.out + ": that is the input " + in + "; write to another directory");
     std::map<std::string, std::string> seen;
     for (std::size_t i = 0; i < docs.size(); ++i) {
       const std::string file = docs[i].name + ".json";
@@ -60,19 +63,49 @@ int run_import(const ImportCliOptions& o) {
       targets.push_back(out / file);
     }
   }
+  for (const auto& t : targets) refuse_input_as_target(t, o.inputs, o.out);
+  return targets;
+}
+
+void print_imported(const ingest::ImportedDocument& doc, const std::string& source, const fs::path& target) {
+  const ResultsDocument& d = doc.doc;
+  std::cout << "imported " << printable(source) << " -> " << printable(target.string()) << ": " << d.run.backend;
+  if (d.run.imported.contains("tool_version")) std::cout << " " << d.run.imported["tool_version"].get<std::string>();
+  std::cout << ", " << doc.op << ", " << doc.records << " records";
+  if (!d.run.absent.count("nranks")) std::cout << ", " << d.run.nranks << " ranks";
+  if (d.run.imported.contains("derived")) std::cout << " (algbw/busbw derived from bytes and time)";
+  if (d.run.imported.contains("line_prefix"))
+    std::cout << " (line prefix stripped: " << join(d.run.imported["line_prefix"].get<std::vector<std::string>>(), ", ") << ")";
+  if (!d.summary.complete) std::cout << " INCOMPLETE";
+  std::cout << "\n";
+}
+
+/// Every input is read and turned into its documents' texts first; only when all of them were
+/// (one refused input: nothing written) and every target was checked are the files written.
+int run_import(const ImportCliOptions& o) {
+  std::vector<ingest::ImportedDocument> docs;
+  std::vector<std::string> sources;  // the input of each document
+  const std::optional<ingest::ImportSource> from =
+      o.from.empty() ? std::nullopt : std::optional(ingest::parse_import_source(o.from));
+  for (const auto& in : o.inputs) {
+    ingest::ImportResult r = ingest::import_file(in, from, o.import);
+    for (const auto& n : r.notes) std::cerr << "railkit import: note: " << printable(n, 400) << "\n";
+    for (auto& d : r.docs) {
+      sources.push_back(in);
+      docs.push_back(std::move(d));
+    }
+  }
+  if (docs.empty()) throw UsageError("railkit import: nothing to import (every section was skipped)");
+  std::error_code ec;
+  const bool one_file = fs::path(o.out).extension() == ".json" && !fs::is_directory(o.out, ec);
+  const std::vector<fs::path> targets = targets_of(o, one_file, docs, sources);
+  if (!one_file) {
+    fs::create_directories(o.out, ec);
+    if (ec || !fs::is_directory(o.out)) throw IoError("--out " + o.out + ": cannot create the directory (" + ec.message() + ")");
+  }
   for (std::size_t i = 0; i < docs.size(); ++i) {
-    const ResultsDocument& d = docs[i].doc;
-    write_file_atomic(targets[i], dump_results(d));
-    std::string what = d.results.empty() ? "" : d.results.front().op;
-    std::cout << "imported " << printable(sources[i]) << " -> " << printable(targets[i].string()) << ": " << d.run.backend;
-    if (d.run.imported.contains("tool_version")) std::cout << " " << d.run.imported["tool_version"].get<std::string>();
-    std::cout << ", " << what << ", " << d.results.size() << " records";
-    if (!d.run.absent.count("nranks")) std::cout << ", " << d.run.nranks << " ranks";
-    if (d.run.imported.contains("derived")) std::cout << " (algbw/busbw derived from bytes and time)";
-    if (d.run.imported.contains("line_prefix"))
-      std::cout << " (line prefix stripped: " << join(d.run.imported["line_prefix"].get<std::vector<std::string>>(), ", ") << ")";
-    if (!d.summary.complete) std::cout << " INCOMPLETE";
-    std::cout << "\n";
+    write_file_atomic(targets[i], docs[i].text);
+    print_imported(docs[i], sources[i], targets[i]);
   }
   return 0;
 }

@@ -55,6 +55,23 @@ TEST(Results, RoundTripKeepsEveryField) {
   EXPECT_EQ(back.run.env.at("NCCL_DEBUG"), "INFO");
 }
 
+/// dump_results dumps the records one at a time into the document's text (no tree of a whole
+/// document of 10^5 records): the text is the whole tree's, at every indentation, with nested
+/// objects and a "results" key deeper in the document.
+TEST(Results, RecordsDumpedOneAtATimeGiveTheWholeTreesText) {
+  railkit::ResultsDocument d = sample();
+  d.results[0].observed = {{"algo", "Ring"}, {"counters", {{"a", 1}, {"b", nlohmann::json::array({1, 2})}}}, {"e", nlohmann::json::object()}};
+  d.results[1].group = "rail0\n\"x\"";
+  d.run.options = {{"results", nlohmann::json::array()}, {"colls", {"all_reduce"}}};
+  d.observed = {{"results", nlohmann::json::array()}};
+  for (const int indent : {1, 2, 4}) {
+    const auto tree = nlohmann::ordered_json::parse(railkit::dump_results(d, -1));
+    EXPECT_EQ(railkit::dump_results(d, indent), tree.dump(indent) + "\n") << indent;
+  }
+  d.results.clear();
+  EXPECT_EQ(railkit::dump_results(d, 2), nlohmann::ordered_json::parse(railkit::dump_results(d, -1)).dump(2) + "\n");
+}
+
 TEST(Results, SummaryIsPlainMeanAndWrongTotal) {
   railkit::ResultsDocument d = sample();
   d.results[0].wrong = 5;

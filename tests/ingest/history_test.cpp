@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -313,6 +314,41 @@ TEST(History, AWideHistoryWidensTheBand) {
   EXPECT_EQ(judge(p, {10, 10, 10}, rule).verdict, Verdict::Regression);
   p.busbw_GBps = std::nan("");
   EXPECT_EQ(judge(p, {10, 10, 10}, rule).verdict, Verdict::CannotJudge);
+}
+
+/// Any non-zero wrong count is a wrong result: a negative one (no tool prints one) or INT64_MIN
+/// is never summed to 0 or wrapped, and sums past INT64_MAX saturate (UBSan found the overflow).
+TEST(History, AnyNonZeroWrongCountIsWrongAndSumsSaturate) {
+  TempDir tmp;
+  const auto with_wrong = [&](std::vector<std::int64_t> wrongs, int day) {
+    ResultsDocument d = run_doc(10.0, day);
+    const ResultRecord rec = d.results.at(0);
+    d.results.clear();
+    for (std::size_t i = 0; i < wrongs.size(); ++i) {  // -N cycles of one key: one point
+      d.results.push_back(rec);
+      d.results.back().cycle = static_cast<int>(i);
+      d.results.back().wrong = wrongs[i];
+    }
+    return write_input(tmp.path, fmt::format("w{}.json", day), d);
+  };
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(points_of(with_wrong({-5}, 1)).at(0).wrong, 5);
+  EXPECT_EQ(points_of(with_wrong({-5, 5}, 2)).at(0).wrong, 10);  // never 0
+  EXPECT_EQ(points_of(with_wrong({std::numeric_limits<std::int64_t>::min()}, 3)).at(0).wrong, kMax);
+  EXPECT_EQ(points_of(with_wrong({kMax, kMax}, 4)).at(0).wrong, kMax);
+  const auto j = check(points_of(with_wrong({-5}, 5)), {}, BandRule{});
+  EXPECT_EQ(j.at(0).verdict, Verdict::CannotJudge);
+  EXPECT_EQ(j.at(0).reason, "the result has 5 wrong values");
+  // In a database: a run with a negative count is no history for the others.
+  Db db(tmp.path / "h.sqlite");
+  for (int day = 10; day < 13; ++day) {
+    const auto in = write_input(tmp.path, fmt::format("c{}.json", day), run_doc(10.0, day));
+    db.add(in.doc, in.path, in.content_hash);
+  }
+  const auto bad = with_wrong({-1}, 13);
+  db.add(bad.doc, bad.path, bad.content_hash);
+  const auto target = write_input(tmp.path, "t.json", run_doc(10.0, 20));
+  EXPECT_EQ(check(points_of(target), db.all_points(), BandRule{}).at(0).runs, 3);
 }
 
 TEST(History, TwoWriterProcessesAtOnceBothLand) {

@@ -211,6 +211,67 @@ def html_page_script_runs_under_its_csp(ctx):
     check(r["sort_script"] is True, f"the sort script did not run under the page's policy: {r}")
 
 
+@case
+def large_logs_read_back_or_are_refused(ctx):
+    """A log of 5000 rows imports into a document `railkit report` reads back; one whose document
+    would pass the 64 MiB report and history read (100 000 rows, a 6 MB log) is refused with one
+    line naming the limit, and nothing is written (it wrote 72.8 MB that report refused)."""
+    make = os.path.join(HERE, "make_big_nccl_log.py")
+    small, big = ctx.path("all_reduce_perf.log"), ctx.path("big_all_reduce_perf.log")
+    subprocess.run([sys.executable, make, "5000", small], check=True)
+    subprocess.run([sys.executable, make, "100000", big], check=True)
+    out = ctx.path("large")
+    ctx.ok("import", small, "--out", out)
+    doc = os.path.join(out, "all_reduce_perf.json")
+    check(len(json.load(open(doc))["results"]) == 10000, "5000 rows, two placements each")
+    text = ctx.ok("report", "--format", "csv", doc)
+    check(text.count("\n") >= 5000, f"report shows {text.count(chr(10))} lines")
+    rc, _, err = ctx.run("import", big, "--out", ctx.path("huge"), timeout=120)
+    lines = err.strip().splitlines()
+    check(rc == 6 and len(lines) == 1, f"exit {rc}, expected 6 and one line: {err[:500]}")
+    check("more than the 64 MiB railkit reads back" in lines[0] and "big_all_reduce_perf.log:" in lines[0], lines[0])
+    check(not glob.glob(ctx.path("huge", "*")), "nothing is written for a refused import")
+
+
+@case
+def out_that_is_an_input_is_refused_and_imports_are_all_or_nothing(ctx):
+    """--out naming an input, or a directory where a document would take an input's name, is
+    refused with one line before anything is written (the log was replaced); when one document
+    of several cannot be written, none is."""
+    import shutil
+    src = ctx.path("in.json")
+    shutil.copy(fx("nccl-2.28_all_reduce_perf.json"), src)
+    before = open(src, "rb").read()
+    rc, _, err = ctx.run("import", src, "--out", src)
+    check(rc == 6 and len(err.strip().splitlines()) == 1 and "is the input" in err, f"exit {rc}: {err}")
+    check(open(src, "rb").read() == before, "the input was replaced")
+    os.symlink(src, ctx.path("link.json"))  # written through to the input
+    rc, _, err = ctx.run("import", src, "--out", ctx.path("link.json"))
+    check(rc == 6 and "is the input" in err and open(src, "rb").read() == before, f"exit {rc}: {err}")
+    log_out = ctx.path("plain.log")
+    shutil.copy(fx("nccl-2.18_all_reduce_perf.log"), log_out)
+    rc, _, err = ctx.run("import", log_out, "--out", log_out)
+    check(rc == 6 and "that is the input" in err, f"exit {rc}: {err}")
+    os.makedirs(ctx.path("d"))
+    log = ctx.path("d", "run.json")  # a text log named .json: its document would be d/run.json
+    shutil.copy(fx("nccl-2.18_all_reduce_perf.log"), log)
+    before = open(log, "rb").read()
+    rc, _, err = ctx.run("import", log, "--from", "nccl-tests", "--coll", "all_reduce", "--out", ctx.path("d"))
+    check(rc == 6 and "is the input" in err, f"exit {rc}: {err}")
+    check(open(log, "rb").read() == before, "the input was replaced")
+    # The second document's target is a directory: the first is not written either.
+    blk = ctx.path("blk")
+    os.makedirs(os.path.join(blk, "imb-2021.3-collectives.Allreduce.np4.json"))
+    rc, _, err = ctx.run("import", fx("nccl-2.18_all_reduce_perf.log"), fx("imb-2021.3-collectives.log"), "--out", blk)
+    errors = [l for l in err.strip().splitlines() if not l.startswith("railkit import: note:")]  # IMB's Barrier skipped
+    check(rc == 6 and len(errors) == 1 and "is a directory" in errors[0], f"exit {rc}: {err}")
+    check(sorted(os.listdir(blk)) == ["imb-2021.3-collectives.Allreduce.np4.json"], f"written: {os.listdir(blk)}")
+    # A malformed second input: nothing of the first is written.
+    rc, _, err = ctx.run("import", fx("nccl-2.18_all_reduce_perf.log"), fx(os.path.join("malformed", "nccl-bad-number.log")),
+                         "--out", ctx.path("half"))
+    check(rc == 6 and not glob.glob(ctx.path("half", "*")), f"exit {rc}: {err}")
+
+
 REAL = os.path.join(FIX, "real")
 
 
