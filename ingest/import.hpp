@@ -150,6 +150,9 @@ struct RecordBudget {
                                  bool at_least);
 /// a x b for a size; fails at `line` when the product does not fit in 64 bits.
 std::uint64_t times_ranks(std::uint64_t a, std::uint64_t b, const std::string& file, std::size_t line, std::string_view what);
+/// Adds the document of a run that has ended to `out` and hands it to o.on_document (every
+/// reader ends its runs here).
+void add_document(ImportResult& out, const ImportOptions& o, std::string name, ResultsDocument d);
 /// Sets run.label, in the document's text too when it was already dumped.
 void set_label(ImportedDocument& d, const std::string& label);
 /// Marks a run key as known (removes it from run.absent).

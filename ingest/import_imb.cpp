@@ -138,8 +138,7 @@ void ImbImport::close(std::size_t last) {
     const std::string stem = stem_of(file);
     const std::string name = stem + "." + slug(sec->bench) + (sec->nranks > 0 ? ".np" + std::to_string(sec->nranks) : "");
     d.run.label = !o.label.empty() ? o.label : name;
-    out.docs.push_back(ImportedDocument{name, std::move(d), "", 0, ""});
-    if (o.on_document) o.on_document(out.docs.back());
+    add_document(out, o, name, std::move(d));
   }
   sec.reset();
 }

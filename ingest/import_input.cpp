@@ -144,6 +144,11 @@ std::uint64_t times_ranks(std::uint64_t a, std::uint64_t b, const std::string& f
   return out;
 }
 
+void add_document(ImportResult& out, const ImportOptions& o, std::string name, ResultsDocument d) {
+  out.docs.push_back(ImportedDocument{std::move(name), std::move(d), "", 0, ""});
+  if (o.on_document) o.on_document(out.docs.back());
+}
+
 void set_label(ImportedDocument& d, const std::string& label) {
   if (!d.text.empty()) {  // dumped with the label it had: "label" is the first key of "run"
     const std::string was = "\"label\": " + json_dump(json(d.doc.run.label));

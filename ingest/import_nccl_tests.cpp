@@ -290,8 +290,7 @@ ImportResult import_json(std::string_view text, const std::string& file, const I
   });
   if (d.results.empty()) fail(file, 1, "no results in the nccl-tests JSON");
   ImportResult out;
-  out.docs.push_back(ImportedDocument{"", std::move(d), "", 0, ""});
-  if (o.on_document) o.on_document(out.docs.back());
+  add_document(out, o, "", std::move(d));
   return out;
 }
 

@@ -229,8 +229,7 @@ void TextImport::close(std::size_t line) {
     if (!run->joined.empty()) d.run.imported["rows_joined"] = run->joined;
     d.run.imported["first_line"] = run->first_line;
     d.run.imported["last_line"] = line;
-    out.docs.push_back(ImportedDocument{"", std::move(d), "", 0, ""});
-    if (o.on_document) o.on_document(out.docs.back());
+    add_document(out, o, "", std::move(d));
   }
   run.reset();
 }

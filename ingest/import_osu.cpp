@@ -203,8 +203,7 @@ ImportResult import_osu(std::string_view text, const std::string& file, const Im
   ImportResult out;
   const std::string stem = stem_of(file);
   osu.d.run.label = !o.label.empty() ? o.label : stem;
-  out.docs.push_back(ImportedDocument{stem, std::move(osu.d), "", 0, ""});
-  if (o.on_document) o.on_document(out.docs.back());
+  add_document(out, o, stem, std::move(osu.d));
   return out;
 }
 

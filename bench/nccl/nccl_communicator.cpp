@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/nccl/cuda_check.hpp"
 #include "bench/nccl/nccl_adapter.hpp"
 #include "bench/nccl/nccl_backend.hpp"
 #include "bench/nccl/nccl_kernels.hpp"
@@ -23,10 +24,6 @@ namespace {
 
 /// Finalize of non-blocking communicators at teardown, when no -T bounds it.
 constexpr double kDefaultFinalizeDeadline_s = 60;
-
-void cuda_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw CudaError(fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
 
 bool failed(ncclResult_t r) { return r != ncclSuccess && r != ncclInProgress; }
 

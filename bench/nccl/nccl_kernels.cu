@@ -7,15 +7,14 @@
 
 #include "bench/expected.hpp"
 #include "bench/gen.hpp"
+#include "bench/nccl/cuda_check.hpp"
 #include "bench/nccl/nccl_kernels.hpp"
 #include "core/error.hpp"
 
 namespace railkit::bench::gpu {
 namespace {
 
-void cuda_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(e));
-}
+using nccl::cuda_check;
 
 template <typename T>
 inline constexpr bool kFloatish =

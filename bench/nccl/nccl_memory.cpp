@@ -4,26 +4,23 @@
 
 #include <fmt/format.h>
 
+#include "bench/nccl/cuda_check.hpp"
 #include "bench/nccl/nccl_backend.hpp"
-#include "core/error.hpp"
 
 namespace railkit::bench::nccl {
 
 std::vector<BufferRoom> device_rooms(const NcclSetup& setup, int local_processes) {
-  const auto check = [](cudaError_t e, const char* what) {
-    if (e != cudaSuccess) throw CudaError(fmt::format("{}: {}", what, cudaGetErrorString(e)));
-  };
   int visible = 0;
-  check(cudaGetDeviceCount(&visible), "cudaGetDeviceCount");
+  cuda_check(cudaGetDeviceCount(&visible), "cudaGetDeviceCount");
   const int base = first_device(setup, visible);
   std::vector<BufferRoom> rooms;
   for (int k = 0; k < setup.gpus; ++k) {
     const int dev = base + k;
-    check(cudaSetDevice(dev), "cudaSetDevice");
+    cuda_check(cudaSetDevice(dev), "cudaSetDevice");
     size_t free_bytes = 0, total_bytes = 0;
-    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     cudaDeviceProp p{};
-    check(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
+    cuda_check(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
     rooms.push_back(BufferRoom{fmt::format("GPU {} ({})", dev, p.name), ranks_on_device(setup, visible, local_processes, dev),
                                static_cast<std::uint64_t>(free_bytes)});
   }
